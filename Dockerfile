@@ -1,0 +1,36 @@
+# syntax=docker/dockerfile:1
+# The base is an argument so a machine without a registry can build on a local image; users get the official one.
+ARG BASE_IMAGE=node:20-bookworm-slim
+
+FROM ${BASE_IMAGE} AS build
+WORKDIR /app
+# better-sqlite3 compiles from source when no prebuilt binary fits: it needs python3, make and g++.
+RUN command -v g++ >/dev/null && command -v make >/dev/null && command -v python3 >/dev/null \
+  || (apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*)
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+
+FROM ${BASE_IMAGE} AS runtime
+# tini is PID 1: it forwards SIGTERM to node and reaps children, so `docker stop` drains instead of waiting.
+RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/* \
+  && mkdir -p /data && chown node:node /data
+WORKDIR /app
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=3000 \
+    DATABASE_URL=file:/data/plants.db
+COPY --chown=root:root package.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY migrations ./migrations
+USER node
+VOLUME ["/data"]
+EXPOSE 3000
+# node itself, not curl: the slim image has no curl.
+HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["/usr/bin/tini", "--"]
+CMD ["node", "dist/server.js"]

@@ -1,0 +1,70 @@
+import cors from 'cors';
+import express, { type Express } from 'express';
+import helmet from 'helmet';
+import type { Config } from './config';
+import type { Db } from './db/database';
+import type { Migration } from './db/migrate';
+import { bearerAuth, createCredentialReader } from './http/auth.middleware';
+import { errorMiddleware } from './http/error.middleware';
+import { allowedMethods, methodNotAllowed, notFound } from './http/fallback.handlers';
+import { healthRoutes } from './http/health.routes';
+import { jsonBody } from './http/json-body';
+import type { Lifecycle } from './http/lifecycle';
+import { rateLimitPerMinute } from './http/rate-limit.middleware';
+import { requestLog } from './http/request-log.middleware';
+import type { Logger } from './logger';
+import { buildOpenApiDocument } from './openapi';
+import { PlantController } from './plants/plant.controller';
+import { PlantRepository } from './plants/plant.repository';
+import { plantRoutes } from './plants/plant.routes';
+import { PlantService } from './plants/plant.service';
+
+export type AppDeps = {
+  config: Config;
+  logger: Logger;
+  db: Db;
+  migrations: readonly Migration[];
+  lifecycle: Lifecycle;
+};
+
+const PLANTS_ALLOW = 'POST, OPTIONS';
+
+/** Builds the whole HTTP app from its dependencies; reads no environment and listens on nothing. */
+export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('trust proxy', config.trustProxy);
+
+  app.use(requestLog(logger));
+  app.use(helmet());
+  if (config.corsOrigins.length > 0) {
+    // Preflights end here with 204, before authentication: browsers send them without credentials.
+    app.use(
+      cors({
+        origin: [...config.corsOrigins],
+        methods: ['POST'],
+        allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
+        exposedHeaders: ['X-Request-Id', 'Retry-After', 'WWW-Authenticate'],
+        maxAge: 600,
+      }),
+    );
+  }
+  app.use(healthRoutes({ db, migrations, lifecycle }));
+  const openApiDocument = buildOpenApiDocument();
+  app.get('/openapi.json', (_req, res) => {
+    res.json(openApiDocument);
+  });
+  app.options('/plants', allowedMethods(PLANTS_ALLOW));
+
+  const readCredentials = createCredentialReader(config.authTokens);
+  if (config.rateLimitPerMinute > 0) app.use(rateLimitPerMinute(config.rateLimitPerMinute, readCredentials));
+  app.use(bearerAuth(readCredentials));
+
+  const controller = new PlantController(new PlantService(new PlantRepository(db)));
+  app.use(plantRoutes(controller, jsonBody(config.bodyLimitBytes), methodNotAllowed(PLANTS_ALLOW)));
+
+  app.use(notFound);
+  app.use(errorMiddleware(logger));
+  return app;
+}

@@ -1,0 +1,35 @@
+/**
+ * The error catalogue: one row per cause, with its stable int32 code, HTTP status and default message.
+ * The README table and the OpenAPI document are checked against it by tests/unit/catalogue.test.ts.
+ */
+export const catalogue = {
+  malformed_json: { code: 40001, status: 400, message: 'The body is not valid JSON.' },
+  body_not_object: { code: 40002, status: 400, message: 'The body must be a JSON object.' },
+  unsupported_media_type: { code: 40003, status: 400, message: 'Content-Type must be application/json.' },
+  unsupported_charset: { code: 40004, status: 400, message: 'The body must be encoded as UTF-8.' },
+  body_too_large: { code: 40005, status: 400, message: 'The body is larger than the service accepts.' },
+  invalid_field: { code: 40006, status: 400, message: 'A field breaks its rule.' },
+  id_conflict: { code: 40007, status: 400, message: 'id: a plant with this id already exists with another name or tag.' },
+  missing_credentials: { code: 40101, status: 401, message: 'Send Authorization: Bearer <token>.' },
+  invalid_token: { code: 40102, status: 401, message: 'The bearer token is not valid.' },
+  not_found: { code: 40401, status: 404, message: 'There is nothing at this path.' },
+  method_not_allowed: { code: 40501, status: 405, message: 'This method is not allowed on this path.' },
+  rate_limited: { code: 42901, status: 429, message: 'Too many requests; retry after the number of seconds in Retry-After.' },
+  internal: { code: 50001, status: 500, message: 'Something went wrong on our side; the request was not applied.' },
+  store_unavailable: { code: 50301, status: 503, message: 'The store cannot take writes now; nothing was written. Retry later.' },
+  shutting_down: { code: 50302, status: 503, message: 'The service is shutting down; retry on another instance or later.' },
+} as const satisfies Record<string, { code: number; status: number; message: string }>;
+
+export type Reason = keyof typeof catalogue;
+
+export class AppError extends Error {
+  readonly reason: Reason;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(reason: Reason, message?: string, options: { cause?: unknown; headers?: Record<string, string> } = {}) {
+    super(message ?? catalogue[reason].message, { cause: options.cause });
+    this.name = 'AppError';
+    this.reason = reason;
+    this.headers = options.headers ?? {};
+  }
+}

@@ -1,0 +1,44 @@
+import type { ErrorRequestHandler } from 'express';
+import { AppError, catalogue, type Reason } from '../errors';
+import type { Logger } from '../logger';
+
+// body-parser's errors carry a `type`; each known one gets a catalogue row instead of its own status and text.
+const PARSER_ERRORS: Record<string, { reason: Reason; message?: (error: { limit?: number }) => string }> = {
+  'entity.too.large': {
+    reason: 'body_too_large',
+    message: ({ limit }) => `The body is larger than the ${limit} bytes this service accepts.`,
+  },
+  'encoding.unsupported': {
+    reason: 'unsupported_media_type',
+    message: () => 'Content-Encoding is not supported; send the body uncompressed.',
+  },
+  'request.size.invalid': { reason: 'malformed_json', message: () => 'The body is shorter or longer than its Content-Length.' },
+  'request.aborted': { reason: 'malformed_json', message: () => 'The request was aborted before its body was complete.' },
+};
+
+function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  const type = (error as { type?: unknown } | null)?.type;
+  const known = typeof type === 'string' ? PARSER_ERRORS[type] : undefined;
+  if (known !== undefined) return new AppError(known.reason, known.message?.(error as { limit?: number }), { cause: error });
+  return new AppError('internal', undefined, { cause: error });
+}
+
+/** The one place a failure becomes a response: the catalogue row's status and code, a message, no internals. */
+export function errorMiddleware(logger: Logger): ErrorRequestHandler {
+  return (error, _req, res, next) => {
+    if (res.headersSent) {
+      next(error);
+      return;
+    }
+    const appError = toAppError(error);
+    const row = catalogue[appError.reason];
+    res.locals.errorCode = row.code;
+    if (row.status >= 500) {
+      logger.error({ err: appError.cause ?? appError, reqId: res.locals.reqId, error: row.code }, appError.message);
+    }
+    res.status(row.status).set(appError.headers);
+    if (row.status === 503 && !res.hasHeader('Retry-After')) res.set('Retry-After', '1');
+    res.json({ error: row.code, message: appError.message });
+  };
+}

@@ -1,0 +1,26 @@
+import express, { type Router } from 'express';
+import type { Db } from '../db/database';
+import { isMigrated, type Migration } from '../db/migrate';
+import { AppError } from '../errors';
+import type { Lifecycle } from './lifecycle';
+
+/** Liveness and readiness, without authentication: the orchestrator and the proxy call them. */
+export function healthRoutes(deps: { db: Db; migrations: readonly Migration[]; lifecycle: Lifecycle }): Router {
+  const router = express.Router();
+  router.get('/healthz', (_req, res) => {
+    res.set('Cache-Control', 'no-store').json({ status: 'ok' });
+  });
+  router.get('/readyz', (_req, res) => {
+    res.set('Cache-Control', 'no-store');
+    if (deps.lifecycle.shuttingDown) throw new AppError('shutting_down');
+    let migrated: boolean;
+    try {
+      migrated = isMigrated(deps.db, deps.migrations);
+    } catch (error) {
+      throw new AppError('store_unavailable', 'The store cannot be read.', { cause: error });
+    }
+    if (!migrated) throw new AppError('store_unavailable', 'The store is not migrated to the version this service needs.');
+    res.json({ status: 'ready' });
+  });
+  return router;
+}

@@ -1,0 +1,60 @@
+import contentType from 'content-type';
+import express, { type RequestHandler } from 'express';
+import { AppError } from '../errors';
+import { parseJson } from './parse-json';
+
+const JSON_TYPE = /^application\/(?:[\w.-]+\+)?json$/;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+const requireJson: RequestHandler = (req, _res, next) => {
+  const header = req.headers['content-type'];
+  if (header === undefined) {
+    throw new AppError('unsupported_media_type', 'Content-Type is missing; send Content-Type: application/json.');
+  }
+  let parsed: contentType.ParsedMediaType;
+  try {
+    parsed = contentType.parse(header);
+  } catch (error) {
+    throw new AppError('unsupported_media_type', 'Content-Type is malformed; send Content-Type: application/json.', { cause: error });
+  }
+  if (!JSON_TYPE.test(parsed.type)) {
+    throw new AppError('unsupported_media_type', `Content-Type ${parsed.type} is not JSON; send Content-Type: application/json.`);
+  }
+  const charset = parsed.parameters.charset?.toLowerCase();
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new AppError('unsupported_charset', 'The body must be UTF-8; drop the charset parameter or send charset=utf-8.');
+  }
+  next();
+};
+
+const parse: RequestHandler = (req, _res, next) => {
+  const raw: unknown = req.body;
+  if (!Buffer.isBuffer(raw) || raw.length === 0) {
+    throw new AppError('malformed_json', 'The body is empty; send a JSON object.');
+  }
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch (error) {
+    throw new AppError('unsupported_charset', 'The body is not valid UTF-8.', { cause: error });
+  }
+  let value: unknown;
+  try {
+    value = parseJson(text);
+  } catch (error) {
+    throw new AppError('malformed_json', `The body is not valid JSON: ${(error as Error).message}.`, { cause: error });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new AppError('body_not_object', `The body must be a JSON object, not ${Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`}.`);
+  }
+  req.body = value;
+  next();
+};
+
+/**
+ * Reads a JSON body of at most limitBytes with integers kept exact (int64 ids). The raw reader drains an
+ * oversized body before the error is answered, so a proxy still sending it sees our 400, not a reset.
+ */
+export function jsonBody(limitBytes: number): RequestHandler[] {
+  return [requireJson, express.raw({ type: () => true, limit: limitBytes, inflate: false }), parse];
+}

@@ -1,0 +1,23 @@
+import type { Request, RequestHandler } from 'express';
+import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import { AppError } from '../errors';
+import type { Credentials } from './auth.middleware';
+
+/**
+ * A fixed one-minute window per accepted token, and per client address (as Express sees it under TRUST_PROXY)
+ * for requests without a valid token. Counts live in this process: with several replicas each keeps its own.
+ */
+export function rateLimitPerMinute(limit: number, readCredentials: (req: Request) => Credentials): RequestHandler {
+  return rateLimit({
+    windowMs: 60_000,
+    limit,
+    standardHeaders: 'draft-8',
+    legacyHeaders: false,
+    keyGenerator: (req) => {
+      const credentials = readCredentials(req);
+      return credentials.kind === 'valid' ? `token:${credentials.tokenIndex}` : `ip:${ipKeyGenerator(req.ip ?? '')}`;
+    },
+    // express-rate-limit has set Retry-After already; the error middleware writes the body.
+    handler: (_req, _res, next) => next(new AppError('rate_limited')),
+  });
+}

@@ -1,0 +1,36 @@
+import { randomUUID } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import type { Logger } from '../logger';
+
+// A client's id is echoed into headers and logs, so it must be short and plain.
+const WELL_FORMED_ID = /^[\w.:-]{1,128}$/;
+
+/** Gives every request an id and logs one line when its response is done (or the client went away). */
+export function requestLog(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const started = performance.now();
+    const incoming = req.headers['x-request-id'];
+    const reqId = typeof incoming === 'string' && WELL_FORMED_ID.test(incoming) ? incoming : randomUUID();
+    res.locals.reqId = reqId;
+    res.setHeader('X-Request-Id', reqId);
+    res.once('close', () => {
+      const url = req.originalUrl;
+      const query = url.indexOf('?');
+      logger.info(
+        {
+          reqId,
+          method: req.method,
+          // The path only: a query string may carry what a client should not have sent, such as a token.
+          path: query === -1 ? url : url.slice(0, query),
+          status: res.statusCode,
+          ms: Math.round((performance.now() - started) * 10) / 10,
+          ip: req.ip,
+          error: res.locals.errorCode,
+          aborted: res.writableFinished ? undefined : true,
+        },
+        'request',
+      );
+    });
+    next();
+  };
+}

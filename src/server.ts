@@ -1,0 +1,109 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from './app';
+import { ConfigError, loadConfig, type Config } from './config';
+import { openDatabase } from './db/database';
+import { loadMigrations, migrate } from './db/migrate';
+import type { Lifecycle } from './http/lifecycle';
+import { createLogger, type Logger } from './logger';
+
+function exit(logger: Logger, code: number): never {
+  logger.flush();
+  process.exit(code);
+}
+
+function start(config: Config, logger: Logger): void {
+  process.on('uncaughtException', (err) => {
+    logger.fatal({ err }, 'uncaught exception; exiting so the container restarts a clean process');
+    exit(logger, 1);
+  });
+  process.on('unhandledRejection', (err) => {
+    logger.fatal({ err }, 'unhandled rejection; exiting so the container restarts a clean process');
+    exit(logger, 1);
+  });
+
+  if (config.tokenSource === 'generated') {
+    logger.warn(
+      { token: config.authTokens[0] },
+      'AUTH_TOKENS and AUTH_TOKENS_FILE are not set: generated this bearer token, valid until the process stops',
+    );
+  }
+
+  const db = openDatabase(config.databasePath, { busyTimeoutMs: config.databaseBusyTimeoutMs });
+  const migrations = loadMigrations();
+  const applied = migrate(db, migrations);
+  logger.info({ database: config.databasePath, applied }, 'database ready');
+
+  const lifecycle: Lifecycle = { shuttingDown: false };
+  const app = createApp({ config, logger, db, migrations, lifecycle });
+  const server = http.createServer(
+    {
+      // Against slow clients: whole headers within headersTimeout, the whole request within requestTimeout.
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      // Longer than a proxy's idle upstream timeout (nginx 60 s), so the proxy closes first and never
+      // sends on a socket we are closing.
+      keepAliveTimeout: config.keepAliveTimeoutMs,
+      connectionsCheckingInterval: 1000,
+    },
+    app,
+  );
+
+  // Responses not yet started when a drain begins are told to close their connection.
+  const inFlight = new Set<http.ServerResponse>();
+  server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (lifecycle.shuttingDown) res.setHeader('Connection', 'close');
+    inFlight.add(res);
+    res.once('close', () => inFlight.delete(res));
+  });
+
+  server.listen(config.port, config.host, () => {
+    const { address, port } = server.address() as AddressInfo;
+    logger.info({ address, port }, 'listening');
+  });
+
+  const shutdown = (signal: NodeJS.Signals) => {
+    if (lifecycle.shuttingDown) return;
+    lifecycle.shuttingDown = true;
+    logger.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'shutting down: readiness off, draining in-flight requests');
+    for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+    // Keep-alive sockets turn idle as their last response ends; close each as soon as it does.
+    const closeIdle = setInterval(() => server.closeIdleConnections(), 50);
+    const finish = (code: number) => {
+      clearInterval(closeIdle);
+      clearTimeout(deadline);
+      db.close();
+      logger.info({ code }, 'stopped');
+      exit(logger, code);
+    };
+    const deadline = setTimeout(() => {
+      logger.warn('drain timed out; closing the connections still open');
+      server.closeAllConnections();
+      finish(1);
+    }, config.shutdownTimeoutMs);
+    server.close(() => finish(0));
+    server.closeIdleConnections();
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+}
+
+function main(): void {
+  let config: Config;
+  try {
+    config = loadConfig(process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`plant-store: ${error.message}\n`);
+    process.exit(1);
+  }
+  const logger = createLogger(config);
+  try {
+    start(config, logger);
+  } catch (err) {
+    logger.fatal({ err }, `cannot start: ${(err as Error).message}`);
+    exit(logger, 1);
+  }
+}
+
+main();

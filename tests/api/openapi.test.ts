@@ -1,0 +1,106 @@
+import Ajv2020 from 'ajv/dist/2020';
+import { aNewPlant } from '../helpers/plants';
+import { rawRequest } from '../helpers/raw-request';
+import { bearer, postPlant, startTestApp, type TestApp } from '../helpers/test-app';
+
+let app: TestApp;
+let limited: TestApp;
+let document: Record<string, any>;
+let ajv: Ajv2020;
+
+beforeAll(async () => {
+  app = await startTestApp({ BODY_LIMIT: '1kb' });
+  limited = await startTestApp({ RATE_LIMIT_PER_MINUTE: '1' });
+  document = (await app.request.get('/openapi.json')).body;
+  ajv = new Ajv2020({ strict: false, validateFormats: false });
+  ajv.addSchema(document, 'openapi.json');
+});
+
+afterAll(async () => {
+  await app.close();
+  await limited.close();
+});
+
+const pointer = (...parts: string[]) => `openapi.json#/${parts.map((part) => part.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
+
+function responseSchema(path: string, method: string, status: number) {
+  const validate = ajv.getSchema(pointer('paths', path, method, 'responses', String(status), 'content', 'application/json', 'schema'));
+  if (validate === undefined) throw new Error(`the document has no ${status} response for ${method} ${path}`);
+  return validate;
+}
+
+function expectDocumented(path: string, method: string, response: { status: number; body: unknown }) {
+  const validate = responseSchema(path, method, response.status);
+  const valid = validate(response.body);
+  expect({ status: response.status, body: response.body, errors: validate.errors ?? null }).toEqual({
+    status: response.status,
+    body: response.body,
+    errors: null,
+  });
+  expect(valid).toBe(true);
+}
+
+describe('GET /openapi.json', () => {
+  it('when fetched without a token, then it is an OpenAPI 3.1 document of the published contract', async () => {
+    const response = await app.request.get('/openapi.json');
+
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({
+      openapi: '3.1.0',
+      info: { title: 'Plant Store', version: '1.0.0', license: { name: 'MIT' } },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearerAuth: [] }],
+    });
+    expect(response.body.components.schemas.NewPlant).toMatchObject({
+      required: ['id', 'name'],
+      properties: { id: { type: 'integer', format: 'int64' }, name: { type: 'string', maxLength: 200 }, tag: { type: 'string', maxLength: 100 } },
+    });
+  });
+
+  it('when real responses of every status come back, then each validates against the document', async () => {
+    const plant = aNewPlant();
+    const responses: [string, string, { status: number; body: unknown }][] = [
+      ['/plants', 'post', await postPlant(app, plant)],
+      ['/plants', 'post', await postPlant(app, { ...plant, name: 'conflict' })],
+      ['/plants', 'post', await postPlant(app, { id: 1.5, name: '' })],
+      ['/plants', 'post', await postPlant(app, '{"id": ')],
+      ['/plants', 'post', await postPlant(app, '[]')],
+      ['/plants', 'post', await postPlant(app, aNewPlant({ padding: 'x'.repeat(2000) }))],
+      ['/plants', 'post', await rawRequest(app.url, { headers: { ...bearer(), 'Content-Type': 'text/plain' }, body: '{}' })],
+      ['/plants', 'post', await rawRequest(app.url, { headers: { ...bearer(), 'Content-Type': 'application/json; charset=latin1' }, body: '{}' })],
+      ['/plants', 'post', await app.request.post('/plants')],
+      ['/plants', 'post', await app.request.post('/plants').set('Authorization', 'Bearer nope')],
+      ['/plants', 'post', await app.request.get('/plants').set(bearer())],
+      ['/plants', 'post', await app.request.get('/nowhere').set(bearer())],
+      ['/healthz', 'get', await app.request.get('/healthz')],
+      ['/readyz', 'get', await app.request.get('/readyz')],
+      ['/plants', 'post', (await postPlant(limited, aNewPlant()), await postPlant(limited, aNewPlant()))],
+    ];
+
+    expect(responses.map(([, , response]) => response.status)).toEqual([200, 400, 400, 400, 400, 400, 400, 400, 401, 401, 405, 404, 200, 200, 429]);
+    for (const [path, method, response] of responses) expectDocumented(path, method, response);
+  });
+
+  it('when the document says what a body may be, then the service agrees on each sample', async () => {
+    const validate = ajv.getSchema(pointer('components', 'schemas', 'NewPlant'));
+    const samples: unknown[] = [
+      aNewPlant(),
+      aNewPlant({ tag: undefined }),
+      aNewPlant({ name: '🌵'.repeat(200) }),
+      aNewPlant({ name: '🌵'.repeat(201) }),
+      aNewPlant({ name: '' }),
+      aNewPlant({ name: '   ' }),
+      aNewPlant({ name: 'a\u0007' }),
+      aNewPlant({ tag: 't'.repeat(101) }),
+      aNewPlant({ tag: null }),
+      aNewPlant({ id: 2.5 }),
+      aNewPlant({ id: '3' }),
+      { name: 'no id' },
+    ];
+
+    for (const sample of samples) {
+      const response = await postPlant(app, sample);
+      expect({ sample, documented: validate?.(sample) }).toEqual({ sample, documented: response.status === 200 });
+    }
+  });
+});

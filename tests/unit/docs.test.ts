@@ -1,0 +1,61 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { CONFIG_VARIABLES, loadConfig } from '../../src/config';
+import { catalogue } from '../../src/errors';
+import { buildOpenApiDocument } from '../../src/openapi';
+
+const root = path.resolve(__dirname, '..', '..');
+const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+
+function readmeErrorRows() {
+  const table = readme.split('<!-- error-codes:start -->')[1]?.split('<!-- error-codes:end -->')[0] ?? '';
+  return [...table.matchAll(/^\| (\d+) \| (\d{3}) \| (\w+) \|/gm)].map(([, code, status, cause]) => ({
+    code: Number(code),
+    status: Number(status),
+    cause,
+  }));
+}
+
+const catalogueRows = Object.entries(catalogue).map(([cause, row]) => ({ code: row.code, status: row.status, cause }));
+
+describe('the error catalogue', () => {
+  it('when compared with the README table, then both list the same codes, statuses and causes', () => {
+    expect(readmeErrorRows()).toEqual(catalogueRows);
+  });
+
+  it('when codes are listed, then each is a unique int32', () => {
+    const codes = catalogueRows.map((row) => row.code);
+
+    expect(new Set(codes).size).toBe(codes.length);
+    expect(codes.every((code) => Number.isInteger(code) && code >= -(2 ** 31) && code < 2 ** 31)).toBe(true);
+  });
+
+  it('when compared with the OpenAPI document, then every code is documented under its status for POST /plants', () => {
+    const responses = (buildOpenApiDocument() as any).paths['/plants'].post.responses;
+    const documented = Object.entries(responses)
+      .filter(([status]) => status !== '200')
+      .flatMap(([status, response]: [string, any]) =>
+        (response.content['application/json'].schema.allOf[1].properties.error.enum as number[]).map((code) => ({ code, status: Number(status) })),
+      )
+      .sort((a, b) => a.code - b.code);
+
+    expect(documented).toEqual(catalogueRows.map(({ code, status }) => ({ code, status })).sort((a, b) => a.code - b.code));
+  });
+});
+
+describe('.env.example', () => {
+  const entries = readFileSync(path.join(root, '.env.example'), 'utf8')
+    .split('\n')
+    .filter((line) => /^[A-Z_]+=/.test(line))
+    .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)] as const);
+
+  it('when compared with the config schema, then it names every variable exactly once', () => {
+    expect(entries.map(([name]) => name).sort()).toEqual([...CONFIG_VARIABLES].sort());
+  });
+
+  it('when its values are loaded, then they are the defaults', () => {
+    const generate = () => 'generated';
+
+    expect(loadConfig(Object.fromEntries(entries), generate)).toEqual(loadConfig({}, generate));
+  });
+});
