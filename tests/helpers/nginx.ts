@@ -1,0 +1,67 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export function nginxAvailable(): boolean {
+  try {
+    execFileSync('nginx', ['-v'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/**
+ * Runs nginx with the project's own docker/nginx.conf, pointed at 127.0.0.1:upstreamPort instead of the compose
+ * service, in the foreground as one process (no daemon, no workers) with its files in a temp directory.
+ */
+export async function startNginx(upstreamPort: number): Promise<{ url: string; stop: () => Promise<void> }> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'plants-nginx-'));
+  const port = await freePort();
+  const site = readFileSync(path.resolve(__dirname, '..', '..', 'docker', 'nginx.conf'), 'utf8')
+    .replace('server plants:3000;', `server 127.0.0.1:${upstreamPort};`)
+    .replace('listen 8080;', `listen 127.0.0.1:${port};`);
+  const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `${kind}_temp_path ${dir}/${kind};`).join('\n  ');
+  const conf = path.join(dir, 'nginx.conf');
+  writeFileSync(
+    conf,
+    `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log warn;\nevents {}\nhttp {\n  access_log off;\n  ${temp}\n${site}\n}\n`,
+  );
+  const child: ChildProcess = spawn('nginx', ['-p', dir, '-e', `${dir}/error.log`, '-c', conf, '-g', 'daemon off; master_process off;'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    const up = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.on('error', () => resolve(false));
+    });
+    if (up) break;
+    if (child.exitCode !== null) throw new Error(`nginx exited: ${stderr} ${readFileSync(`${dir}/error.log`, 'utf8')}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
