@@ -61,7 +61,7 @@ export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps
   if (config.rateLimitPerMinute > 0) app.use(rateLimitPerMinute(config.rateLimitPerMinute, readCredentials));
   app.use(bearerAuth(readCredentials));
 
-  const controller = new PlantController(new PlantService(new PlantRepository(db)));
+  const controller = new PlantController(new PlantService(new PlantRepository(db, logger)));
   app.use(plantRoutes(controller, jsonBody(config.bodyLimitBytes), methodNotAllowed(PLANTS_ALLOW)));
 
   app.use(notFound);

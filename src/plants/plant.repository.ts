@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Db } from '../db/database';
+import type { Logger } from '../logger';
 import { AppError } from '../errors';
 import type { NewPlant, Plant } from './plant.schemas';
 
@@ -22,34 +23,75 @@ function translate(error: unknown): Error {
 
 export type InsertOutcome = { created: boolean; stored: Plant };
 
-export class PlantRepository {
-  private readonly insertOrGetTx: Database.Transaction<(plant: NewPlant) => InsertOutcome>;
+type Pending = { plant: NewPlant; resolve: (outcome: InsertOutcome) => void; reject: (error: Error) => void };
 
-  constructor(db: Db) {
+/**
+ * Group commit: creates that arrive in one event-loop turn share one transaction and so one fsync
+ * (synchronous=FULL). Each caller is answered only after the commit that holds its row. A row that fails on
+ * its own (a bug, not a full or locked store) fails alone: SQLite undoes just that statement.
+ */
+export class PlantRepository {
+  private pending: Pending[] = [];
+  private readonly commitBatch: Database.Transaction<(batch: Pending[]) => (InsertOutcome | Error)[]>;
+
+  constructor(
+    db: Db,
+    private readonly logger: Logger,
+  ) {
     const insert = db.prepare<[bigint, string, string | null]>(
       'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING',
     );
     const select = db.prepare<[bigint], Row>('SELECT name, tag FROM plants WHERE id = ?');
-    // One synchronous transaction: no other create can run between the insert and the read.
-    this.insertOrGetTx = db.transaction((plant: NewPlant): InsertOutcome => {
+    // Inside the batch's transaction: no other create can run between the insert and the read.
+    const insertOrGet = (plant: NewPlant): InsertOutcome => {
       if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
         return { created: true, stored: toPlant({ name: plant.name, tag: plant.tag ?? null }) };
       }
       const row = select.get(plant.id);
       if (row === undefined) throw new Error(`plant ${plant.id} neither inserted nor found`);
       return { created: false, stored: toPlant(row) };
-    });
+    };
+    this.commitBatch = db.transaction((batch: Pending[]) =>
+      batch.map(({ plant }) => {
+        try {
+          return insertOrGet(plant);
+        } catch (error) {
+          const translated = translate(error);
+          // A store that cannot take writes fails the whole batch: rethrown, the transaction rolls back.
+          if (translated instanceof AppError) throw error;
+          return translated;
+        }
+      }),
+    );
   }
 
   /**
    * Inserts the plant unless its id exists; either way answers what is stored under the id, once committed.
-   * A Promise although the driver is synchronous: the contract stays the same for an asynchronous store.
+   * Creates for the same id within one batch see each other in arrival order.
    */
   insertOrGet(plant: NewPlant): Promise<InsertOutcome> {
-    try {
-      return Promise.resolve(this.insertOrGetTx.immediate(plant));
-    } catch (error) {
-      return Promise.reject(translate(error));
-    }
+    return new Promise((resolve, reject) => {
+      if (this.pending.push({ plant, resolve, reject }) === 1) setImmediate(this.flush);
+    });
   }
+
+  private readonly flush = (): void => {
+    const batch = this.pending;
+    this.pending = [];
+    const started = performance.now();
+    let outcomes: (InsertOutcome | Error)[];
+    try {
+      outcomes = this.commitBatch.immediate(batch);
+    } catch (error) {
+      const translated = translate(error);
+      for (const { reject } of batch) reject(translated);
+      return;
+    }
+    this.logger.debug({ rows: batch.length, ms: Math.round((performance.now() - started) * 100) / 100 }, 'group commit');
+    outcomes.forEach((outcome, index) => {
+      const { resolve, reject } = batch[index] as Pending;
+      if (outcome instanceof Error) reject(outcome);
+      else resolve(outcome);
+    });
+  };
 }
