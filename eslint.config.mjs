@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'coverage/', 'node_modules/', 'data/'] },
+  { ignores: ['dist/', 'dist-bench/', 'coverage/', 'node_modules/', 'data/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
