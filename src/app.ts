@@ -1,6 +1,5 @@
 import cors from 'cors';
 import express, { type Express } from 'express';
-import helmet from 'helmet';
 import type { Config } from './config';
 import type { Db } from './db/database';
 import type { Migration } from './db/migrate';
@@ -9,9 +8,11 @@ import { errorMiddleware } from './http/error.middleware';
 import { allowedMethods, methodNotAllowed, notFound } from './http/fallback.handlers';
 import { healthRoutes } from './http/health.routes';
 import { jsonBody } from './http/json-body';
+import { loadShedding } from './http/load-shed.middleware';
 import type { Lifecycle } from './http/lifecycle';
 import { rateLimitPerMinute } from './http/rate-limit.middleware';
 import { requestLog } from './http/request-log.middleware';
+import { securityHeaders } from './http/security-headers';
 import type { Logger } from './logger';
 import { buildOpenApiDocument } from './openapi';
 import { PlantController } from './plants/plant.controller';
@@ -37,7 +38,7 @@ export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps
   app.set('trust proxy', config.trustProxy);
 
   app.use(requestLog(logger));
-  app.use(helmet());
+  app.use(securityHeaders());
   if (config.corsOrigins.length > 0) {
     // Preflights end here with 204, before authentication: browsers send them without credentials.
     app.use(
@@ -50,19 +51,21 @@ export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps
       }),
     );
   }
-  app.use(healthRoutes({ db, migrations, lifecycle }));
+  healthRoutes(app, { db, migrations, lifecycle });
   const openApiDocument = buildOpenApiDocument();
   app.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument);
   });
   app.options('/plants', allowedMethods(PLANTS_ALLOW));
 
+  // Health checks stay answerable under overload; everything after this line may be shed.
+  if (config.loadShedLagMs > 0) app.use(loadShedding(config.loadShedLagMs));
   const readCredentials = createCredentialReader(config.authTokens);
   if (config.rateLimitPerMinute > 0) app.use(rateLimitPerMinute(config.rateLimitPerMinute, readCredentials));
   app.use(bearerAuth(readCredentials));
 
   const controller = new PlantController(new PlantService(new PlantRepository(db, logger)));
-  app.use(plantRoutes(controller, jsonBody(config.bodyLimitBytes), methodNotAllowed(PLANTS_ALLOW)));
+  plantRoutes(app, controller, jsonBody(config.bodyLimitBytes), methodNotAllowed(PLANTS_ALLOW));
 
   app.use(notFound);
   app.use(errorMiddleware(logger));

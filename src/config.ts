@@ -87,6 +87,7 @@ const envSchema = z.object({
   TRUST_PROXY: trustProxy.prefault('false'),
   RATE_LIMIT_PER_MINUTE: integer(0, 1_000_000).prefault('1200'),
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).prefault('10000'),
+  LOAD_SHED_LAG_MS: integer(0, 60_000).prefault('100'),
   HEADERS_TIMEOUT_MS: integer(1000, 600_000).prefault('10000'),
   REQUEST_TIMEOUT_MS: integer(1000, 600_000).prefault('30000'),
   KEEP_ALIVE_TIMEOUT_MS: integer(1000, 600_000).prefault('65000'),
@@ -111,6 +112,7 @@ export type Config = Readonly<{
   trustProxy: false | number | readonly string[];
   rateLimitPerMinute: number;
   shutdownTimeoutMs: number;
+  loadShedLagMs: number;
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
@@ -190,6 +192,7 @@ export function loadConfig(
     trustProxy: env.TRUST_PROXY,
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    loadShedLagMs: env.LOAD_SHED_LAG_MS,
     headersTimeoutMs: env.HEADERS_TIMEOUT_MS,
     requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: env.KEEP_ALIVE_TIMEOUT_MS,

@@ -18,6 +18,7 @@ export const catalogue = {
   internal: { code: 50001, status: 500, message: 'Something went wrong on our side; the request was not applied.' },
   store_unavailable: { code: 50301, status: 503, message: 'The store cannot take writes now; nothing was written. Retry later.' },
   shutting_down: { code: 50302, status: 503, message: 'The service is shutting down; retry on another instance or later.' },
+  overloaded: { code: 50303, status: 503, message: 'The service is over capacity; retry after the number of seconds in Retry-After.' },
 } as const satisfies Record<string, { code: number; status: number; message: string }>;
 
 export type Reason = keyof typeof catalogue;

@@ -57,7 +57,9 @@ function start(config: Config, logger: Logger): void {
     res.once('close', () => inFlight.delete(res));
   });
 
-  server.listen(config.port, config.host, () => {
+  // A deep accept queue (the kernel caps it at net.core.somaxconn): a burst of connections waits to be
+  // accepted, and then maybe shed with a 503, instead of having its SYNs dropped and retried a second later.
+  server.listen({ port: config.port, host: config.host, backlog: 4096 }, () => {
     const { address, port } = server.address() as AddressInfo;
     logger.info({ address, port }, 'listening');
   });

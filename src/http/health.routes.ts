@@ -1,16 +1,15 @@
-import express, { type Router } from 'express';
+import type { Express } from 'express';
 import type { Db } from '../db/database';
 import { isMigrated, type Migration } from '../db/migrate';
 import { AppError } from '../errors';
 import type { Lifecycle } from './lifecycle';
 
 /** Liveness and readiness, without authentication: the orchestrator and the proxy call them. */
-export function healthRoutes(deps: { db: Db; migrations: readonly Migration[]; lifecycle: Lifecycle }): Router {
-  const router = express.Router();
-  router.get('/healthz', (_req, res) => {
+export function healthRoutes(app: Express, deps: { db: Db; migrations: readonly Migration[]; lifecycle: Lifecycle }): void {
+  app.get('/healthz', (_req, res) => {
     res.set('Cache-Control', 'no-store').json({ status: 'ok' });
   });
-  router.get('/readyz', (_req, res) => {
+  app.get('/readyz', (_req, res) => {
     res.set('Cache-Control', 'no-store');
     if (deps.lifecycle.shuttingDown) throw new AppError('shutting_down');
     let migrated: boolean;
@@ -22,5 +21,4 @@ export function healthRoutes(deps: { db: Db; migrations: readonly Migration[]; l
     if (!migrated) throw new AppError('store_unavailable', 'The store is not migrated to the version this service needs.');
     res.json({ status: 'ready' });
   });
-  return router;
 }

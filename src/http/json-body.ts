@@ -1,12 +1,12 @@
 import contentType from 'content-type';
-import express, { type RequestHandler } from 'express';
+import express, { type Request, type RequestHandler } from 'express';
 import { AppError } from '../errors';
 import { parseJson } from './parse-json';
 
 const JSON_TYPE = /^application\/(?:[\w.-]+\+)?json$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-const requireJson: RequestHandler = (req, _res, next) => {
+function requireJson(req: Request): void {
   const header = req.headers['content-type'];
   if (header === undefined) {
     throw new AppError('unsupported_media_type', 'Content-Type is missing; send Content-Type: application/json.');
@@ -24,11 +24,9 @@ const requireJson: RequestHandler = (req, _res, next) => {
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
     throw new AppError('unsupported_charset', 'The body must be UTF-8; drop the charset parameter or send charset=utf-8.');
   }
-  next();
-};
+}
 
-const parse: RequestHandler = (req, _res, next) => {
-  const raw: unknown = req.body;
+function parse(raw: unknown): object {
   if (!Buffer.isBuffer(raw) || raw.length === 0) {
     throw new AppError('malformed_json', 'The body is empty; send a JSON object.');
   }
@@ -47,14 +45,29 @@ const parse: RequestHandler = (req, _res, next) => {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new AppError('body_not_object', `The body must be a JSON object, not ${Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`}.`);
   }
-  req.body = value;
-  next();
-};
+  return value;
+}
 
 /**
  * Reads a JSON body of at most limitBytes with integers kept exact (int64 ids). The raw reader drains an
  * oversized body before the error is answered, so a proxy still sending it sees our 400, not a reset.
  */
-export function jsonBody(limitBytes: number): RequestHandler[] {
-  return [requireJson, express.raw({ type: () => true, limit: limitBytes, inflate: false }), parse];
+export function jsonBody(limitBytes: number): RequestHandler {
+  const readRaw = express.raw({ type: () => true, limit: limitBytes, inflate: false });
+  return (req, res, next) => {
+    requireJson(req);
+    readRaw(req, res, (error?: unknown) => {
+      if (error !== undefined) {
+        next(error);
+        return;
+      }
+      try {
+        req.body = parse(req.body);
+      } catch (parseError) {
+        next(parseError);
+        return;
+      }
+      next();
+    });
+  };
 }

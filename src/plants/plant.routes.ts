@@ -1,9 +1,8 @@
-import express, { type RequestHandler, type Router } from 'express';
+import type { Express, RequestHandler } from 'express';
 import type { PlantController } from './plant.controller';
 
-export function plantRoutes(controller: PlantController, readBody: RequestHandler[], methodNotAllowed: RequestHandler): Router {
-  const router = express.Router();
-  router.post('/plants', ...readBody, controller.create);
-  router.all('/plants', methodNotAllowed);
-  return router;
+// Registered on the app itself, not a sub-router: a router adds a matching pass to every request.
+export function plantRoutes(app: Express, controller: PlantController, readBody: RequestHandler, methodNotAllowed: RequestHandler): void {
+  app.post('/plants', readBody, controller.create);
+  app.all('/plants', methodNotAllowed);
 }

@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       trustProxy: false,
       rateLimitPerMinute: 1200,
       shutdownTimeoutMs: 10000,
+      loadShedLagMs: 100,
       headersTimeoutMs: 10000,
       requestTimeoutMs: 30000,
       keepAliveTimeoutMs: 65000,

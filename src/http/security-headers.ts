@@ -1,0 +1,22 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { RequestHandler } from 'express';
+import helmet, { type HelmetOptions } from 'helmet';
+
+/**
+ * helmet's headers, computed once: helmet runs a chain of twelve middleware on every request to set the same
+ * static values, so it is run here once against a recorder and the recorded set is applied per request.
+ * Only for options without per-request values (no CSP nonces).
+ */
+export function securityHeaders(options?: Readonly<HelmetOptions>): RequestHandler {
+  const headers = new Map<string, string>();
+  const recorder = {
+    setHeader: (name: string, value: string | number) => headers.set(name, String(value)),
+    removeHeader: () => undefined,
+  };
+  helmet(options)({} as IncomingMessage, recorder as unknown as ServerResponse, () => undefined);
+  return (_req, res, next) => {
+    res.setHeaders(headers);
+    res.removeHeader('X-Powered-By');
+    next();
+  };
+}
