@@ -2,7 +2,8 @@
 // (bench/ceiling-server.ts), alternating in one run, on 127.0.0.1 only, with bounded durations.
 // Server on core 0, this load generator on core 1 (taskset), so the two do not share a core.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -18,7 +19,20 @@ const STORED = Number(process.env.BENCH_STORED ?? 1_000_000);
 const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim() || 100);
 
 type Target = 'service' | 'ceiling';
-type Figures = { rps: number; p50: number; p99: number; cpuPerRequestUs: number; peakRssMiB: number; non2xx: number; errors: number; total: number; shed: number };
+type Figures = {
+  rps: number;
+  p50: number;
+  p99: number;
+  cpuPerRequestUs: number;
+  peakRssMiB: number;
+  non2xx: number;
+  errors: number;
+  total: number;
+  shed: number;
+  // From the server's own request log (the service only): requests it saw aborted, and 5xx other than 503.
+  serverAborted: number;
+  serverFaults: number;
+};
 
 let nextId = 10_000_000_000;
 const work = mkdtempSync(path.join(os.tmpdir(), 'plants-bench-'));
@@ -46,11 +60,25 @@ async function waitReady(port: number, timeoutMs = 30_000): Promise<void> {
   throw new Error('server not ready in time');
 }
 
-type Started = { child: ChildProcess; port: number; startedAt: number; stop: () => Promise<void> };
+type Started = { child: ChildProcess; port: number; startedAt: number; logFile: string; stop: () => Promise<void> };
+let runCount = 0;
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 async function start(target: Target, databaseFile: string): Promise<Started> {
   const script = target === 'service' ? path.join(ROOT, 'dist', 'server.js') : path.join(ROOT, 'dist-bench', 'ceiling-server.js');
-  const log = createWriteStream(path.join(work, `${target}.log`), { flags: 'a' });
+  // The server writes its log straight into a file: piped through this process, the log would load the
+  // load generator and push back on the server.
+  runCount += 1;
+  const logFile = path.join(work, `${target}-${runCount}.log`);
+  const log = openSync(logFile, 'a');
+  const port = await freePort();
   const startedAt = performance.now();
   const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
   const child = spawn('taskset', ['-c', '0', process.execPath, ...nodeFlags, script], {
@@ -58,7 +86,7 @@ async function start(target: Target, databaseFile: string): Promise<Started> {
     env: {
       PATH: process.env.PATH,
       NODE_ENV: 'production',
-      PORT: '0',
+      PORT: String(port),
       HOST: '127.0.0.1',
       AUTH_TOKENS: TOKEN,
       DATABASE_URL: `file:${databaseFile}`,
@@ -66,32 +94,20 @@ async function start(target: Target, databaseFile: string): Promise<Started> {
       // Rate limiting is a per-client brake; one load generator with one token would only measure 429s.
       RATE_LIMIT_PER_MINUTE: '0',
     },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', log, 'inherit'],
   });
-  child.stdout?.pipe(log);
-  const port = await new Promise<number>((resolve, reject) => {
-    let buffered = '';
-    const onData = (chunk: Buffer) => {
-      buffered += chunk.toString();
-      const match = /"port":(\d+)[^\n]*"msg":"listening"|"msg":"listening"[^\n]*"port":(\d+)/.exec(buffered);
-      if (match) {
-        child.stdout?.off('data', onData);
-        resolve(Number(match[1] ?? match[2]));
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.on('exit', (code) => reject(new Error(`${target} exited with ${code}`)));
-  });
-  await waitReady(port);
+  closeSync(log);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await Promise.race([waitReady(port), exited.then(() => Promise.reject(new Error(`${target} exited before it was ready`)))]);
   return {
     child,
     port,
     startedAt,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
+    logFile,
+    stop: () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
   };
 }
 
@@ -132,6 +148,10 @@ async function measure(target: Target, databaseFile: string, options: { connecti
   await server.stop();
   const total = result.requests.total;
   const shed = result.statusCodeStats?.['503']?.count ?? 0;
+  const requestLines = readFileSync(server.logFile, 'utf8')
+    .split('\n')
+    .filter((line) => line.includes('"msg":"request"'))
+    .map((line) => JSON.parse(line) as { status: number; aborted?: boolean });
   return {
     rps: total / SECONDS,
     p50: result.latency.p50,
@@ -142,6 +162,8 @@ async function measure(target: Target, databaseFile: string, options: { connecti
     errors: result.errors + result.timeouts + result.resets,
     total,
     shed,
+    serverAborted: requestLines.filter((line) => line.aborted).length,
+    serverFaults: requestLines.filter((line) => line.status >= 500 && line.status !== 503).length,
   };
 }
 
@@ -219,14 +241,15 @@ async function main(): Promise<void> {
   console.error(`1M store: ${f0(full.rps)} req/s, ready in ${f0(median(readyTimes))} ms`);
 
   const overload = await measure('service', freshStore('overload-1000'), { connections: 1000 });
+  const ceilingOverload = await measure('ceiling', freshStore('ceiling-overload'), { connections: 1000 });
   const rate = Math.round(service.rps * 2);
   const overloadRate = await measure('service', freshStore('overload-rate'), { connections: 1000, overallRate: rate });
   console.error(`overload: 1000 connections ${f0(overload.rps)} req/s; at ${rate} req/s offered ${f0(overloadRate.rps)} req/s`);
 
   const row = (name: string, x: Figures) =>
     `| ${name} | ${f0(x.rps)} | ${f1(x.p50)} | ${f1(x.p99)} | ${f0(x.cpuPerRequestUs)} | ${f1(x.peakRssMiB)} |`;
-  const overloadRow = (name: string, x: Figures) =>
-    `| ${name} | ${f0(x.rps)} | ${f1(x.p50)} | ${f1(x.p99)} | ${f1((100 * x.shed) / Math.max(1, x.total))}% | ${x.errors} | ${x.non2xx - x.shed} | ${f1(x.peakRssMiB)} |`;
+  const overloadRow = (name: string, x: Figures, serverView = true) =>
+    `| ${name} | ${f0(x.rps)} | ${f1(x.p50)} | ${f1(x.p99)} | ${f1((100 * x.shed) / Math.max(1, x.total))}% | ${x.non2xx - x.shed} | ${x.errors} | ${serverView ? `${x.serverAborted} / ${x.serverFaults}` : 'n/a'} | ${f1(x.peakRssMiB)} |`;
   const report = [
     `Plant Store bench, ${new Date().toISOString().slice(0, 10)}: ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), Node ${process.version};`,
     `server on core 0, autocannon on core 1; ${CONNECTIONS} connections, unique ids, ${SECONDS} s after ${WARMUP_SECONDS} s warm-up; medians of ${ROUNDS} alternating rounds.`,
@@ -246,10 +269,11 @@ async function main(): Promise<void> {
     `| full / empty store throughput | ${f2(full.rps / service.rps)} | ≥ 0.90 |`,
     `| start to /readyz 200 with ${STORED.toLocaleString('en')} plants | ${f0(median(readyTimes))} ms | < 1000 ms |`,
     '',
-    '| overload | answered req/s | p50 ms | p99 ms | shed (503) | resets/timeouts | other non-2xx | peak RSS MiB |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
-    overloadRow('1,000 connections', overload),
-    overloadRow(`1,000 connections, ${rate} req/s offered (2x)`, overloadRate),
+    '| overload | answered req/s | p50 ms | p99 ms | shed (503) | other non-2xx | client timeouts/resets | server: aborted / 5xx not 503 | peak RSS MiB |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    overloadRow('service, 1,000 connections', overload),
+    overloadRow(`service, 1,000 connections, ${rate} req/s offered (2x its throughput)`, overloadRate),
+    overloadRow('ceiling C, 1,000 connections (reference for the load generator)', ceilingOverload, false),
     '',
   ].join('\n');
   process.stdout.write(`\n${report}\n`);
