@@ -11,11 +11,15 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund
+# Production dependencies only; of better-sqlite3's build, only the compiled addon is needed at run time.
+RUN npm run build && npm prune --omit=dev --no-audit --no-fund \
+  && cd node_modules/better-sqlite3 \
+  && mv build/Release/better_sqlite3.node /tmp/ && rm -rf build deps src \
+  && mkdir -p build/Release && mv /tmp/better_sqlite3.node build/Release/
 
 FROM ${BASE_IMAGE} AS runtime
 # tini is PID 1: it forwards SIGTERM to node and reaps children, so `docker stop` drains instead of waiting.
-RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf /var/lib/apt/lists/* \
+RUN apt-get update && apt-get install -y --no-install-recommends tini && apt-get clean && rm -rf /var/lib/apt/lists/* \
   && mkdir -p /data && chown node:node /data
 WORKDIR /app
 ENV NODE_ENV=production \

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# Builds the image from the real Dockerfile and checks it as users run it, then the compose stack with nginx.
+# Run by .ci/run and by `npm run test:container`. Needs root (apt-get, podman). Every check fails loudly.
+#
+# Machines here reach no container registry, so the base images are made locally: Debian bookworm by
+# debootstrap plus the host's Node 20 (localhost/plant-store-base), and nginx from Debian's package on top.
+# They are kept between runs where the machine keeps podman's storage.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MIRROR="${DEBIAN_MIRROR:-$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)}"
+MIRROR="${MIRROR:-http://deb.debian.org/debian}"
+BASE_IMAGE=localhost/plant-store-base:node20-bookworm
+NGINX_IMAGE=localhost/plant-store-nginx:bookworm
+IMAGE=localhost/plant-store:smoke
+PORT="${SMOKE_PORT:-39123}"
+PROXY_PORT="${SMOKE_PROXY_PORT:-39180}"
+TOKEN="smoke-token-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+export CONTAINERS_CONF="$PWD/docker/ci/containers.conf"
+work=$(mktemp -d)
+container=plants-smoke
+volume=plants-smoke-data
+
+# podman-compose 1.0 ignores the file's top-level name, so the project name is given as docker compose reads it.
+compose() {
+  BASE_IMAGE="$BASE_IMAGE" NGINX_IMAGE="$NGINX_IMAGE" PROXY_PORT="$PROXY_PORT" AUTH_TOKENS_SECRET_FILE=./auth_tokens.smoke \
+    podman-compose -p plant-store -f docker/compose.yaml "$@"
+}
+step() { printf '\n== %s\n' "$*"; }
+fail() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
+cleanup() {
+  podman rm -f -t 0 "$container" "$container-2" >/dev/null 2>&1 || true
+  podman volume rm -f "$volume" >/dev/null 2>&1 || true
+  podman secret rm plants-smoke-tokens >/dev/null 2>&1 || true
+  if [ -f docker/.smoke-compose-up ]; then
+    compose down -v >/dev/null 2>&1 || true
+    rm -f docker/.smoke-compose-up
+  fi
+  rm -f docker/auth_tokens.smoke
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+step "tools"
+need=()
+for tool in podman buildah runc debootstrap podman-compose curl; do command -v "$tool" >/dev/null 2>&1 || need+=("$tool"); done
+if [ ${#need[@]} -gt 0 ]; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends podman buildah runc debootstrap podman-compose curl \
+    netavark aardvark-dns iptables uidmap fuse-overlayfs >/dev/null
+fi
+podman --version
+
+step "base image $BASE_IMAGE"
+if ! podman image exists "$BASE_IMAGE"; then
+  started=$SECONDS
+  if ! podman image exists localhost/debian-bookworm-minbase; then
+    debootstrap --variant=minbase bookworm "$work/rootfs" "$MIRROR" >/dev/null
+    # The downloaded .debs and package lists are not part of a base image.
+    rm -rf "$work/rootfs"/var/cache/apt/archives/*.deb "$work/rootfs"/var/cache/apt/*.bin "$work/rootfs"/var/lib/apt/lists/*
+    tar -C "$work/rootfs" -c . | podman import - localhost/debian-bookworm-minbase >/dev/null
+    rm -rf "$work/rootfs"
+  fi
+  node_bin=$(readlink -f "$(command -v node)")
+  npm_dir=$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")
+  headers=$(dirname "$node_bin")/../include/node
+  mkdir -p "$work/base"
+  cp "$node_bin" "$work/base/node"
+  cp -r "$npm_dir" "$work/base/npm"
+  cp -r "$headers" "$work/base/include-node"
+  cp /etc/ssl/certs/ca-certificates.crt "$work/base/ca-certificates.crt"
+  podman build -q --format docker -f docker/ci/base.Containerfile -t "$BASE_IMAGE" "$work/base" >/dev/null
+  echo "base image built in $((SECONDS - started)) s"
+fi
+
+step "image from the Dockerfile"
+started=$SECONDS
+# --format docker: the OCI format has no HEALTHCHECK.
+podman build -q --format docker --build-arg BASE_IMAGE="$BASE_IMAGE" -t "$IMAGE" . >/dev/null
+echo "image built in $((SECONDS - started)) s"
+size=$(podman image inspect --format '{{.Size}}' "$IMAGE")
+echo "image size: $((size / 1000000)) MB ($size bytes)"
+
+step "image contents"
+user=$(podman image inspect --format '{{.Config.User}}' "$IMAGE")
+[ -n "$user" ] && [ "$user" != root ] && [ "$user" != 0 ] || fail "the image runs as '$user', not a non-root user"
+uid=$(podman run --rm --entrypoint id "$IMAGE" -u)
+[ "$uid" != 0 ] || fail "the container runs as uid 0"
+echo "runs as $user (uid $uid)"
+dev_deps=$(node -e "console.log(Object.keys(require('./package.json').devDependencies).join(' '))")
+podman run --rm --entrypoint sh -e DEV_DEPS="$dev_deps" "$IMAGE" -c '
+  set -e
+  for dep in $DEV_DEPS; do if [ -e "node_modules/$dep" ]; then echo "dev dependency in the image: $dep"; exit 1; fi; done
+  found=$(find / -xdev \( -name "*.ts" ! -name "*.d.ts" -o -name ".env" -o -name "*.test.*" -o -name tests \) \
+    ! -path "/proc/*" ! -path "/usr/local/lib/node_modules/npm/*" ! -path "/app/node_modules/*" 2>/dev/null || true)
+  if [ -n "$found" ]; then echo "found in the image: $found"; exit 1; fi
+  test -d /app/dist && test -f /app/migrations/001-create-plants.sql
+' || fail "the image holds files it should not (or lacks dist/ or migrations/)"
+echo "no dev dependencies, TypeScript sources, .env or tests"
+
+step "run with a token from a mounted secret"
+printf '%s\n' "$TOKEN" | podman secret create plants-smoke-tokens - >/dev/null
+run_container() {
+  # --health-interval disable: no systemd here to run the timer; the check itself runs below by hand.
+  podman run -d --name "$1" --health-interval disable -p "127.0.0.1:$PORT:3000" -v "$volume:/data" \
+    --secret plants-smoke-tokens,target=/run/secrets/auth_tokens -e AUTH_TOKENS_FILE=/run/secrets/auth_tokens \
+    "$IMAGE" >/dev/null
+  for _ in $(seq 1 100); do
+    curl -fsS "http://127.0.0.1:$PORT/healthz" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  podman logs "$1" >&2
+  fail "/healthz did not answer through the published port"
+}
+post() {
+  curl -sS -o "$work/body" -w '%{http_code}' -X POST "http://127.0.0.1:$PORT/plants" \
+    -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d "$1"
+}
+run_container "$container"
+echo "/healthz: $(curl -fsS "http://127.0.0.1:$PORT/healthz")"
+pid1=$(podman exec "$container" cat /proc/1/comm)
+[ "$pid1" != node ] || fail "node is PID 1: no init to forward signals and reap children"
+echo "PID 1: $pid1"
+podman healthcheck run "$container" || fail "podman healthcheck run did not report healthy"
+echo "healthcheck: healthy"
+plant='{"id": 9007199254740993, "name": "Smoke test fern", "tag": "container"}'
+status=$(post "$plant")
+[ "$status" = 200 ] || fail "create answered $status: $(cat "$work/body")"
+echo "created: $(cat "$work/body")"
+
+step "podman stop drains and exits 0 within 2 s"
+started=$(date +%s%N)
+podman stop "$container" >/dev/null
+elapsed_ms=$(( ($(date +%s%N) - started) / 1000000 ))
+code=$(podman inspect --format '{{.State.ExitCode}}' "$container")
+echo "stopped in ${elapsed_ms} ms with exit code $code"
+[ "$elapsed_ms" -lt 2000 ] || fail "podman stop took ${elapsed_ms} ms: SIGTERM did not reach node (init missing?)"
+[ "$code" = 0 ] || fail "exit code $code after SIGTERM"
+podman logs "$container" 2>&1 | grep -q '"msg":"shutting down: readiness off, draining in-flight requests"' \
+  || fail "the log does not show the drain"
+podman logs "$container" 2>&1 | grep -q '"msg":"stopped"' || fail "the log does not show the clean stop"
+
+step "a new container on the same volume still has the plant"
+podman rm "$container" >/dev/null
+run_container "$container-2"
+status=$(post "$plant")
+[ "$status" = 200 ] || fail "the identical plant answered $status after the restart: $(cat "$work/body")"
+status=$(post '{"id": 9007199254740993, "name": "Another fern"}')
+grep -q '"error":40007' "$work/body" && [ "$status" = 400 ] || fail "the stored plant is gone: a conflicting create answered $status $(cat "$work/body")"
+echo "survived: identical create 200, conflicting create 400 (40007)"
+podman stop "$container-2" >/dev/null
+podman rm "$container-2" >/dev/null
+podman volume rm "$volume" >/dev/null
+
+step "compose stack: nginx in front of the service"
+if ! podman image exists "$NGINX_IMAGE"; then
+  podman build -q --format docker --build-arg BASE_IMAGE="$BASE_IMAGE" -f docker/ci/nginx.Containerfile -t "$NGINX_IMAGE" docker/ci >/dev/null
+fi
+printf '%s\n' "$TOKEN" > docker/auth_tokens.smoke
+touch docker/.smoke-compose-up
+# The image just checked is the one compose runs (its build section names the same Dockerfile).
+podman tag "$IMAGE" localhost/plant-store:local
+compose up -d >"$work/compose.out" 2>&1 \
+  || { cat "$work/compose.out" >&2; fail "podman-compose up failed"; }
+ok=
+for _ in $(seq 1 150); do
+  status=$(curl -sS -o "$work/body" -w '%{http_code}' -X POST "http://127.0.0.1:$PROXY_PORT/plants" \
+    -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -H 'X-Request-Id: smoke-through-nginx' \
+    -d '{"id": 42, "name": "Proxied palm"}' 2>/dev/null) || true
+  if [ "$status" = 200 ]; then ok=1; break; fi
+  sleep 0.2
+done
+[ -n "$ok" ] || { compose logs >&2 || true; fail "no 200 through nginx (last status $status)"; }
+echo "through nginx: $(cat "$work/body")"
+service=$(podman ps --filter label=com.docker.compose.project=plant-store --filter label=com.docker.compose.service=plants --format '{{.Names}}' | head -n 1)
+proxy=$(podman ps --filter label=com.docker.compose.project=plant-store --filter label=com.docker.compose.service=proxy --format '{{.Names}}' | head -n 1)
+[ -n "$service" ] && [ -n "$proxy" ] || fail "compose containers not found (service '$service', proxy '$proxy')"
+proxy_ip=$(podman inspect --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$proxy")
+# What nginx saw as the client (first field of its access log line), against what the service logged.
+seen_by_nginx=$(podman logs "$proxy" 2>/dev/null | grep '"POST /plants' | tail -n 1 | cut -d' ' -f1)
+line=$(podman logs "$service" 2>&1 | grep '"reqId":"smoke-through-nginx"' | tail -n 1)
+client_ip=$(printf '%s' "$line" | sed -n 's/.*"ip":"\([^"]*\)".*/\1/p')
+echo "service log: ip $client_ip; nginx saw the client as $seen_by_nginx; nginx itself is $proxy_ip"
+[ -n "$client_ip" ] || fail "no request line for the proxied request: $line"
+[ "$client_ip" != "$proxy_ip" ] || fail "the service logged the proxy's address $proxy_ip, not the client's: TRUST_PROXY not applied"
+[ "$client_ip" = "$seen_by_nginx" ] || fail "the service logged $client_ip, nginx saw the client as $seen_by_nginx"
+compose down -v >/dev/null 2>&1
+rm -f docker/.smoke-compose-up
+left=$(podman ps -a --filter label=com.docker.compose.project=plant-store --format '{{.Names}}')
+[ -z "$left" ] || fail "containers left after down -v: $left"
+! podman volume exists plant-store_plants-data || fail "the volume is left after down -v"
+echo "down -v: no container and no volume left"
+
+printf '\nsmoke: all container checks passed (image %s MB)\n' "$((size / 1000000))"
