@@ -31,6 +31,8 @@ export async function startServer(env: Record<string, string> = {}, options: { e
       HOST: '127.0.0.1',
       AUTH_TOKENS: TOKEN,
       RATE_LIMIT_PER_MINUTE: '0',
+      // A loaded CI machine can stall the process past the default lag; shedding has its own test.
+      LOAD_SHED_LAG_MS: '0',
       DATABASE_URL: `file:${path.join(tempDataDir(), 'plants.db')}`,
       ...env,
     },

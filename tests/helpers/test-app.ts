@@ -37,7 +37,15 @@ export type TestApp = {
 export async function startTestApp(env: Record<string, string> = {}, options: { readonly?: boolean } = {}): Promise<TestApp> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'plants-test-'));
   const dbPath = path.join(dir, 'plants.db');
-  const config = loadConfig({ AUTH_TOKENS: `${TOKEN},${OTHER_TOKEN}`, RATE_LIMIT_PER_MINUTE: '0', DATABASE_URL: `file:${dbPath}`, ...env });
+  // Rate limiting and load shedding are off unless a test turns them on: the tests share this event loop with
+  // jest and the client, and a busy CI machine would otherwise shed their requests.
+  const config = loadConfig({
+    AUTH_TOKENS: `${TOKEN},${OTHER_TOKEN}`,
+    RATE_LIMIT_PER_MINUTE: '0',
+    LOAD_SHED_LAG_MS: '0',
+    DATABASE_URL: `file:${dbPath}`,
+    ...env,
+  });
   const migrations = loadMigrations();
   const setup = openDatabase(dbPath, { busyTimeoutMs: config.databaseBusyTimeoutMs });
   migrate(setup, migrations);
