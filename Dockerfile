@@ -2,20 +2,27 @@
 # The base is an argument so a machine without a registry can build on a local image; users get the official one.
 ARG BASE_IMAGE=node:20-bookworm-slim
 
-FROM ${BASE_IMAGE} AS build
+# Production dependencies. better-sqlite3 compiles from source when no prebuilt binary fits: python3, make, g++.
+# Of its build, only the compiled addon is needed at run time.
+FROM ${BASE_IMAGE} AS deps
 WORKDIR /app
-# better-sqlite3 compiles from source when no prebuilt binary fits: it needs python3, make and g++.
 RUN command -v g++ >/dev/null && command -v make >/dev/null && command -v python3 >/dev/null \
   || (apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*)
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
-COPY src ./src
-# Production dependencies only; of better-sqlite3's build, only the compiled addon is needed at run time.
-RUN npm run build && npm prune --omit=dev --no-audit --no-fund \
+RUN npm ci --omit=dev --no-audit --no-fund \
   && cd node_modules/better-sqlite3 \
   && mv build/Release/better_sqlite3.node /tmp/ && rm -rf build deps src \
   && mkdir -p build/Release && mv /tmp/better_sqlite3.node build/Release/
+
+# TypeScript to dist/. tsc needs the type packages, not the native addon, so install scripts are skipped;
+# this stage and `deps` share nothing, and builders that run stages in parallel run them side by side.
+FROM ${BASE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
 
 FROM ${BASE_IMAGE} AS runtime
 # tini is PID 1: it forwards SIGTERM to node and reaps children, so `docker stop` drains instead of waiting.
@@ -27,7 +34,7 @@ ENV NODE_ENV=production \
     PORT=3000 \
     DATABASE_URL=file:/data/plants.db
 COPY --chown=root:root package.json ./
-COPY --from=build /app/node_modules ./node_modules
+COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY migrations ./migrations
 USER node
