@@ -4,7 +4,8 @@ import { postPlant, startTestApp, type TestApp } from '../helpers/test-app';
 let app: TestApp;
 
 beforeAll(async () => {
-  app = await startTestApp({ LOAD_SHED_LAG_MS: '50' });
+  // Well above the stalls a busy CI machine causes by itself, well below the stall the tests make.
+  app = await startTestApp({ LOAD_SHED_LAG_MS: '300' });
 });
 
 afterAll(async () => {
@@ -32,7 +33,7 @@ describe('load shedding', () => {
       retryAfter: '1',
       body: { error: 50303, message: 'The service is over capacity; retry after the number of seconds in Retry-After.' },
     });
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await new Promise((resolve) => setTimeout(resolve, 2500));
     expect((await postPlant(app, { ...plant, name: 'proves the first was not stored' })).status).toBe(200);
   });
 
@@ -45,7 +46,7 @@ describe('load shedding', () => {
   });
 
   it('when the loop has been on time for as long as it was late, then creates are admitted again', async () => {
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await new Promise((resolve) => setTimeout(resolve, 2500));
 
     const response = await postPlant(app, aNewPlant());
 
