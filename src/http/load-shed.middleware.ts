@@ -18,7 +18,8 @@ export function loadShedding(maxLagMs: number, sampleMs = 20): RequestHandler {
   }, sampleMs).unref();
   return (_req, _res, next) => {
     if (performance.now() < shedUntil) {
-      throw new AppError('overloaded', undefined, { headers: { 'Retry-After': '1' } });
+      // Retry-After: the error middleware gives every 503 one.
+      throw new AppError('overloaded');
     }
     next();
   };
