@@ -15,8 +15,8 @@ export function securityHeaders(options?: Readonly<HelmetOptions>): RequestHandl
   };
   helmet(options)({} as IncomingMessage, recorder as unknown as ServerResponse, () => undefined);
   return (_req, res, next) => {
+    // helmet also removes X-Powered-By; createApp disables it in Express, so there is none to remove.
     res.setHeaders(headers);
-    res.removeHeader('X-Powered-By');
     next();
   };
 }
