@@ -1,7 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
+import { reportMissingServices } from './optional-services';
 
 export default function globalSetup(): void {
+  reportMissingServices();
   const root = path.resolve(__dirname, '..', '..');
   execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
 }
