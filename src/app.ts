@@ -16,7 +16,7 @@ import { securityHeaders } from './http/security-headers';
 import type { Logger } from './logger';
 import { buildOpenApiDocument } from './openapi';
 import { PlantController } from './plants/plant.controller';
-import { PlantRepository } from './plants/plant.repository';
+import { SqlitePlantRepository } from './plants/plant.repository.sqlite';
 import { plantRoutes } from './plants/plant.routes';
 import { PlantService } from './plants/plant.service';
 
@@ -64,7 +64,7 @@ export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps
   if (config.rateLimitPerMinute > 0) app.use(rateLimitPerMinute(config.rateLimitPerMinute, readCredentials));
   app.use(bearerAuth(readCredentials));
 
-  const controller = new PlantController(new PlantService(new PlantRepository(db, logger)));
+  const controller = new PlantController(new PlantService(new SqlitePlantRepository(db, logger)));
   plantRoutes(app, controller, jsonBody(config.bodyLimitBytes), methodNotAllowed(PLANTS_ALLOW));
 
   app.use(notFound);
