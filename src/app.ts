@@ -14,6 +14,7 @@ import { rateLimitPerMinute } from './http/rate-limit.middleware';
 import { requestLog } from './http/request-log.middleware';
 import { securityHeaders } from './http/security-headers';
 import type { Logger } from './logger';
+import type { Metrics } from './metrics';
 import { buildOpenApiDocument } from './openapi';
 import { PlantController } from './plants/plant.controller';
 import { SqlitePlantRepository } from './plants/plant.repository.sqlite';
@@ -26,17 +27,20 @@ export type AppDeps = {
   db: Db;
   migrations: readonly Migration[];
   lifecycle: Lifecycle;
+  /** Absent when METRICS_PORT=0: then not one instrument runs. */
+  metrics?: Metrics;
 };
 
 const PLANTS_ALLOW = 'POST, OPTIONS';
 
 /** Builds the whole HTTP app from its dependencies; reads no environment and listens on nothing. */
-export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps): Express {
+export function createApp({ config, logger, db, migrations, lifecycle, metrics }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('trust proxy', config.trustProxy);
 
+  if (metrics !== undefined) app.use(metrics.http(app));
   app.use(requestLog(logger));
   app.use(securityHeaders());
   if (config.corsOrigins.length > 0) {
@@ -64,7 +68,7 @@ export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps
   if (config.rateLimitPerMinute > 0) app.use(rateLimitPerMinute(config.rateLimitPerMinute, readCredentials));
   app.use(bearerAuth(readCredentials));
 
-  const controller = new PlantController(new PlantService(new SqlitePlantRepository(db, logger)));
+  const controller = new PlantController(new PlantService(new SqlitePlantRepository(db, logger, metrics?.store)));
   plantRoutes(app, controller, jsonBody(config.bodyLimitBytes), methodNotAllowed(PLANTS_ALLOW));
 
   app.use(notFound);
