@@ -2,6 +2,7 @@ import cors from 'cors';
 import express, { type Express } from 'express';
 import type { Config } from './config';
 import type { Db } from './db/database';
+import { docsRoutes } from './docs/docs.routes';
 import type { Migration } from './db/migrate';
 import { bearerAuth, createCredentialReader } from './http/auth.middleware';
 import { errorMiddleware } from './http/error.middleware';
@@ -60,6 +61,7 @@ export function createApp({ config, logger, db, migrations, lifecycle, metrics }
   app.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument);
   });
+  if (config.docsEnabled) docsRoutes(app);
   app.options('/plants', allowedMethods(PLANTS_ALLOW));
 
   // Health checks stay answerable under overload; everything after this line may be shed.
