@@ -41,16 +41,14 @@ describeWith('chromium', 'GET /docs in Chromium, behind a proxy that mounts the 
     });
     page.on('pageerror', (error) => consoleErrors.push(`pageerror: ${error.message}`));
     page.on('request', (request) => requests.push(`${request.method()} ${request.url()}`));
-    await page.addInitScript(() => {
-      const seen: string[] = [];
-      (window as unknown as { violations: string[] }).violations = seen;
-      document.addEventListener('securitypolicyviolation', (event) => seen.push(`${event.violatedDirective} ${event.blockedURI}`));
-    });
-
+    // Page-side code as text: this project's TypeScript has no DOM types.
+    await page.addInitScript(
+      "window.violations = []; document.addEventListener('securitypolicyviolation', (event) => window.violations.push(event.violatedDirective + ' ' + event.blockedURI));",
+    );
     await page.goto(`${proxy.url}${PREFIX}/docs`);
     await page.locator('.opblock').first().waitFor({ timeout: 20_000 });
-    const operations = await page.locator('.opblock-summary').evaluateAll((nodes) =>
-      nodes.map((node) => `${node.querySelector('.opblock-summary-method')?.textContent ?? ''} ${node.querySelector('.opblock-summary-path')?.textContent?.replace(/\u200b/g, '') ?? ''}`),
+    const operations = await page.evaluate<string[]>(
+      "[...document.querySelectorAll('.opblock-summary')].map((node) => (node.querySelector('.opblock-summary-method')?.textContent ?? '') + ' ' + (node.querySelector('.opblock-summary-path')?.textContent ?? '').replace(/\\u200b/g, ''))",
     );
 
     await page.locator('.auth-wrapper button.authorize').click();
@@ -66,8 +64,8 @@ describeWith('chromium', 'GET /docs in Chromium, behind a proxy that mounts the 
     const status = operation.locator('.live-responses-table tr.response .response-col_status').first();
     await status.waitFor({ timeout: 20_000 });
     const answered = (await status.textContent())?.trim();
-    const stored = await page.evaluate(() => JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie }));
-    const violations = await page.evaluate(() => (window as unknown as { violations: string[] }).violations);
+    const stored = await page.evaluate<string>('JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie })');
+    const violations = await page.evaluate<string[]>('window.violations');
     mkdirSync(OUTPUT, { recursive: true });
     await page.screenshot({ path: path.join(OUTPUT, 'docs-page.png'), fullPage: true });
     await context.close();

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { scrape, valueOf } from '../helpers/metrics';
+import { nginxAvailable, startNginx } from '../helpers/nginx';
 import { aNewPlant } from '../helpers/plants';
 import { rawRequest } from '../helpers/raw-request';
 import { startServer } from '../helpers/server-process';
@@ -58,6 +59,24 @@ describe('the metrics listener of the built server', () => {
       expect(server.lines.find((entry) => entry.level === 60)?.msg).toBe(`cannot serve metrics on 127.0.0.1:${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}`);
     } finally {
       blocker.close();
+    }
+  });
+
+  (nginxAvailable() ? it : it.skip)('when /metrics is asked through nginx with docker/nginx.conf, then the proxy does not reach the metrics', async () => {
+    const port = await freePort();
+    const server = await startServer({ METRICS_PORT: String(port) });
+    const proxy = await startNginx(Number(new URL(server.url).port));
+    try {
+      await server.waitForLine((entry) => entry.msg === 'metrics listening');
+
+      const response = await rawRequest(proxy.url, { method: 'GET', path: '/metrics' });
+      const direct = await fetch(`http://127.0.0.1:${port}/metrics`);
+
+      expect({ status: response.status, error: (response.body as { error?: number } | undefined)?.error }).toEqual({ status: 401, error: 40101 });
+      expect(direct.status).toBe(200);
+    } finally {
+      await proxy.stop();
+      await server.stop();
     }
   });
 });
