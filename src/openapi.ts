@@ -31,7 +31,8 @@ function componentSchemas(): Record<string, JsonSchema> {
 function errorResponse(status: number, extra: Record<string, unknown> = {}): JsonSchema {
   const rows = Object.values(catalogue).filter((row) => row.status === status);
   return {
-    description: rows.map((row) => `${row.code}: ${row.message}`).join(' | '),
+    // Descriptions are CommonMark: "<token>" unescaped would be read as an HTML tag and vanish from /docs.
+    description: rows.map((row) => `${row.code}: ${row.message.replace(/[<>]/g, (bracket) => `\\${bracket}`)}`).join(' | '),
     content: {
       'application/json': {
         schema: {

@@ -64,6 +64,7 @@ describeWith('chromium', 'GET /docs in Chromium, behind a proxy that mounts the 
     const status = operation.locator('.live-responses-table tr.response .response-col_status').first();
     await status.waitFor({ timeout: 20_000 });
     const answered = (await status.textContent())?.trim();
+    const pageText = await page.evaluate<string>('document.body.innerText');
     const stored = await page.evaluate<string>('JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie })');
     const violations = await page.evaluate<string[]>('window.violations');
     mkdirSync(OUTPUT, { recursive: true });
@@ -72,6 +73,7 @@ describeWith('chromium', 'GET /docs in Chromium, behind a proxy that mounts the 
 
     expect(operations).toEqual(expect.arrayContaining(['POST /plants', 'GET /healthz', 'GET /readyz', 'GET /openapi.json']));
     expect(answered).toBe('200');
+    expect(pageText).toContain('40101: Send Authorization: Bearer <token>.');
     expect(storedRows(app).filter((row) => row.id === BigInt(id))).toEqual([{ id: BigInt(id), name: 'Tried from the docs page', tag: 'docs' }]);
     expect(requests).toContain(`POST ${proxy.url}${PREFIX}/plants`);
     expect(requests.filter((url) => !url.includes(`${proxy.url}${PREFIX}/`))).toEqual([]);

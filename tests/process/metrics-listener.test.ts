@@ -24,7 +24,12 @@ describe('the metrics listener of the built server', () => {
         headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
         body: JSON.stringify(aNewPlant()),
       });
-      const scraped = await scrape(`http://127.0.0.1:${port}/metrics`);
+      // The count is taken when the response closes, which may follow the client's read by a moment.
+      let scraped = await scrape(`http://127.0.0.1:${port}/metrics`);
+      for (let attempt = 0; attempt < 50 && valueOf(scraped, 'http_requests_in_flight') !== 0; attempt += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        scraped = await scrape(`http://127.0.0.1:${port}/metrics`);
+      }
       const elsewhere = await fetch(`http://127.0.0.1:${port}/`);
 
       expect(line.url).toBe(`http://127.0.0.1:${port}/metrics`);
