@@ -32,7 +32,8 @@ WORKDIR /app
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
-    DATABASE_URL=file:/data/plants.db
+    DATABASE_URL=file:/data/plants.db \
+    METRICS_HOST=0.0.0.0
 COPY --chown=root:root package.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
@@ -40,6 +41,7 @@ COPY migrations ./migrations
 USER node
 VOLUME ["/data"]
 EXPOSE 3000
+# Metrics listen on 9464 for Prometheus inside the container network; the port is neither exposed nor published.
 # node itself, not curl: the slim image has no curl.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=5s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]

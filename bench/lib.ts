@@ -109,6 +109,8 @@ export async function start(target: Target, databaseUrl: string, env: Record<str
       LOG_LEVEL: 'info',
       // Rate limiting is a per-client brake; one load generator with one token would only measure 429s.
       RATE_LIMIT_PER_MINUTE: '0',
+      // Metrics off unless a section turns them on (bench/metrics.section.ts measures what they cost).
+      METRICS_PORT: '0',
       ...env,
     },
     stdio: ['ignore', log, 'inherit'],

@@ -2,6 +2,7 @@ import cors from 'cors';
 import express, { type Express } from 'express';
 import type { Config } from './config';
 import type { Db } from './db/database';
+import { docsRoutes } from './docs/docs.routes';
 import type { Migration } from './db/migrate';
 import { bearerAuth, createCredentialReader } from './http/auth.middleware';
 import { errorMiddleware } from './http/error.middleware';
@@ -14,6 +15,7 @@ import { rateLimitPerMinute } from './http/rate-limit.middleware';
 import { requestLog } from './http/request-log.middleware';
 import { securityHeaders } from './http/security-headers';
 import type { Logger } from './logger';
+import type { Metrics } from './metrics';
 import { buildOpenApiDocument } from './openapi';
 import { PlantController } from './plants/plant.controller';
 import { SqlitePlantRepository } from './plants/plant.repository.sqlite';
@@ -26,17 +28,20 @@ export type AppDeps = {
   db: Db;
   migrations: readonly Migration[];
   lifecycle: Lifecycle;
+  /** Absent when METRICS_PORT=0: then not one instrument runs. */
+  metrics?: Metrics;
 };
 
 const PLANTS_ALLOW = 'POST, OPTIONS';
 
 /** Builds the whole HTTP app from its dependencies; reads no environment and listens on nothing. */
-export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps): Express {
+export function createApp({ config, logger, db, migrations, lifecycle, metrics }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('trust proxy', config.trustProxy);
 
+  if (metrics !== undefined) app.use(metrics.http(app));
   app.use(requestLog(logger));
   app.use(securityHeaders());
   if (config.corsOrigins.length > 0) {
@@ -56,6 +61,7 @@ export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps
   app.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument);
   });
+  if (config.docsEnabled) docsRoutes(app);
   app.options('/plants', allowedMethods(PLANTS_ALLOW));
 
   // Health checks stay answerable under overload; everything after this line may be shed.
@@ -64,7 +70,7 @@ export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps
   if (config.rateLimitPerMinute > 0) app.use(rateLimitPerMinute(config.rateLimitPerMinute, readCredentials));
   app.use(bearerAuth(readCredentials));
 
-  const controller = new PlantController(new PlantService(new SqlitePlantRepository(db, logger)));
+  const controller = new PlantController(new PlantService(new SqlitePlantRepository(db, logger, metrics?.store)));
   plantRoutes(app, controller, jsonBody(config.bodyLimitBytes), methodNotAllowed(PLANTS_ALLOW));
 
   app.use(notFound);

@@ -91,6 +91,9 @@ const envSchema = z.object({
   HEADERS_TIMEOUT_MS: integer(1000, 600_000).prefault('10000'),
   REQUEST_TIMEOUT_MS: integer(1000, 600_000).prefault('30000'),
   KEEP_ALIVE_TIMEOUT_MS: integer(1000, 600_000).prefault('65000'),
+  METRICS_PORT: integer(0, 65535).prefault('9464'),
+  METRICS_HOST: z.string().prefault('127.0.0.1'),
+  DOCS_ENABLED: z.enum(['true', 'false']).transform((value) => value === 'true').prefault('true'),
 });
 
 /** Every variable the service reads; `.env.example` lists the same set (checked by a test). */
@@ -116,6 +119,9 @@ export type Config = Readonly<{
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
+  metricsPort: number;
+  metricsHost: string;
+  docsEnabled: boolean;
 }>;
 
 export class ConfigError extends Error {}
@@ -179,6 +185,9 @@ export function loadConfig(
     throw new ConfigError(`invalid configuration:\n${z.prettifyError(parsed.error)}`);
   }
   const env = parsed.data;
+  if (env.METRICS_PORT !== 0 && env.METRICS_PORT === env.PORT) {
+    throw new ConfigError('invalid configuration:\n✖ METRICS_PORT must differ from PORT: metrics stay off the public listener (0 turns them off)');
+  }
   return Object.freeze({
     nodeEnv: env.NODE_ENV,
     port: env.PORT,
@@ -196,5 +205,8 @@ export function loadConfig(
     headersTimeoutMs: env.HEADERS_TIMEOUT_MS,
     requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: env.KEEP_ALIVE_TIMEOUT_MS,
+    metricsPort: env.METRICS_PORT,
+    metricsHost: env.METRICS_HOST,
+    docsEnabled: env.DOCS_ENABLED,
   });
 }

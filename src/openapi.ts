@@ -31,7 +31,8 @@ function componentSchemas(): Record<string, JsonSchema> {
 function errorResponse(status: number, extra: Record<string, unknown> = {}): JsonSchema {
   const rows = Object.values(catalogue).filter((row) => row.status === status);
   return {
-    description: rows.map((row) => `${row.code}: ${row.message}`).join(' | '),
+    // Descriptions are CommonMark: "<token>" unescaped would be read as an HTML tag and vanish from /docs.
+    description: rows.map((row) => `${row.code}: ${row.message.replace(/[<>]/g, (bracket) => `\\${bracket}`)}`).join(' | '),
     content: {
       'application/json': {
         schema: {
@@ -46,6 +47,30 @@ function errorResponse(status: number, extra: Record<string, unknown> = {}): Jso
   };
 }
 
+// Node's HTTP server answers this itself, before the app, for any operation (its 16 KiB header limit).
+const headersTooLarge = {
+  '431': { description: 'The request headers are larger than 16 KiB; answered by the HTTP server, with no body.' },
+};
+
+const TAGS = [
+  { name: 'plants', description: 'The store of plants; every call needs a bearer token.' },
+  { name: 'service', description: 'Health, readiness and this document; no token needed.' },
+];
+
+/**
+ * The last pass over the document, so operations added anywhere get a tag without an edit here: their first
+ * path segment when it names a tag ("plants"), otherwise "service". Summaries and operationIds are checked by
+ * the lint in tests/api/openapi-lint.test.ts.
+ */
+function finish(document: JsonSchema): JsonSchema {
+  const known = new Set(TAGS.map((tag) => tag.name));
+  for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, JsonSchema>>)) {
+    const segment = path.split('/')[1] ?? '';
+    for (const operation of Object.values(item)) operation.tags ??= [known.has(segment) ? segment : 'service'];
+  }
+  return document;
+}
+
 const retryAfter = {
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
 };
@@ -55,7 +80,7 @@ export function buildOpenApiDocument(): JsonSchema {
   const requestId = {
     'X-Request-Id': { description: 'The request id: the client\'s well-formed X-Request-Id, else one generated.', schema: { type: 'string' } },
   };
-  return {
+  return finish({
     openapi: '3.1.0',
     info: {
       title: 'Plant Store',
@@ -63,6 +88,9 @@ export function buildOpenApiDocument(): JsonSchema {
       license: { name: 'MIT', identifier: 'MIT' },
       description: 'Keeps a store of plants. Every error answers the Error body; the codes are listed per status.',
     },
+    // Relative, so the document holds wherever a proxy mounts the service (the /docs page resolves it under its prefix).
+    servers: [{ url: '/' }],
+    tags: TAGS,
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },
       schemas: componentSchemas(),
@@ -103,24 +131,28 @@ export function buildOpenApiDocument(): JsonSchema {
       '/healthz': {
         get: {
           operationId: 'liveness',
+          summary: 'Liveness: the process answers.',
           security: [],
           responses: {
             '200': {
               description: 'The process is up.',
               content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' } }, required: ['status'] } } },
             },
+            ...headersTooLarge,
           },
         },
       },
       '/readyz': {
         get: {
           operationId: 'readiness',
+          summary: 'Readiness: the store is reachable and migrated, and the process is not draining.',
           security: [],
           responses: {
             '200': {
               description: 'The store is reachable and migrated.',
               content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ready' } }, required: ['status'] } } },
             },
+            ...headersTooLarge,
             '503': errorResponse(503, { headers: retryAfter }),
           },
         },
@@ -128,10 +160,14 @@ export function buildOpenApiDocument(): JsonSchema {
       '/openapi.json': {
         get: {
           operationId: 'openapi',
+          summary: 'This OpenAPI document.',
           security: [],
-          responses: { '200': { description: 'This document.', content: { 'application/json': { schema: { type: 'object' } } } } },
+          responses: {
+            '200': { description: 'This document.', content: { 'application/json': { schema: { type: 'object' } } } },
+            ...headersTooLarge,
+          },
         },
       },
     },
-  };
+  });
 }

@@ -6,6 +6,7 @@ import { openDatabase } from './db/database';
 import { loadMigrations, migrate } from './db/migrate';
 import type { Lifecycle } from './http/lifecycle';
 import { createLogger, type Logger } from './logger';
+import { createMetrics, serveMetrics, type MetricsServer } from './metrics';
 
 function exit(logger: Logger, code: number): never {
   logger.flush();
@@ -35,7 +36,8 @@ function start(config: Config, logger: Logger): void {
   logger.info({ database: config.databasePath, applied }, 'database ready');
 
   const lifecycle: Lifecycle = { shuttingDown: false };
-  const app = createApp({ config, logger, db, migrations, lifecycle });
+  const metrics = config.metricsPort === 0 ? undefined : createMetrics();
+  const app = createApp({ config, logger, db, migrations, lifecycle, metrics });
   const server = http.createServer(
     {
       // Against slow clients: whole headers within headersTimeout, the whole request within requestTimeout.
@@ -63,6 +65,19 @@ function start(config: Config, logger: Logger): void {
     const { address, port } = server.address() as AddressInfo;
     logger.info({ address, port }, 'listening');
   });
+  let metricsServer: MetricsServer | undefined;
+  if (metrics !== undefined) {
+    serveMetrics(metrics.registry, { host: config.metricsHost, port: config.metricsPort }).then(
+      (started) => {
+        metricsServer = started;
+        logger.info({ url: started.url }, 'metrics listening');
+      },
+      (err: unknown) => {
+        logger.fatal({ err }, `cannot serve metrics on ${config.metricsHost}:${config.metricsPort}: ${(err as Error).message}`);
+        exit(logger, 1);
+      },
+    );
+  }
 
   const shutdown = (signal: NodeJS.Signals) => {
     if (lifecycle.shuttingDown) return;
@@ -74,6 +89,7 @@ function start(config: Config, logger: Logger): void {
     const finish = (code: number) => {
       clearInterval(closeIdle);
       clearTimeout(deadline);
+      void metricsServer?.close();
       db.close();
       logger.info({ code }, 'stopped');
       exit(logger, code);

@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler } from 'express';
 import { AppError, catalogue, type Reason } from '../errors';
 import type { Logger } from '../logger';
+import type { TraceContext } from './trace-context';
 
 // body-parser's errors carry a `type`; each known one gets a catalogue row instead of its own status and text.
 const PARSER_ERRORS: Record<string, { reason: Reason; message?: (error: { limit?: number }) => string }> = {
@@ -34,13 +35,14 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     const appError = toAppError(error);
     const row = catalogue[appError.reason];
     res.locals.errorCode = row.code;
+    const traceId = (res.locals.trace as TraceContext | undefined)?.traceId;
     // The request line already carries the code. A fault adds its stack: a 500 at error level, a store
     // fault (503 with a driver error behind it) at warn. Shedding and draining add nothing: under overload
     // a line per shed request would cost more than the shedding saves.
     if (appError.reason === 'internal') {
-      logger.error({ err: appError.cause ?? appError, reqId: res.locals.reqId, error: row.code }, appError.message);
+      logger.error({ err: appError.cause ?? appError, reqId: res.locals.reqId, traceId, error: row.code }, appError.message);
     } else if (row.status >= 500 && appError.cause !== undefined) {
-      logger.warn({ err: appError.cause, reqId: res.locals.reqId, error: row.code }, appError.message);
+      logger.warn({ err: appError.cause, reqId: res.locals.reqId, traceId, error: row.code }, appError.message);
     }
     res.status(row.status).set(appError.headers);
     if (row.status === 503 && !res.hasHeader('Retry-After')) res.set('Retry-After', '1');

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { Logger } from '../logger';
+import { parseTraceparent } from './trace-context';
 
 // A client's id is echoed into headers and logs, so it must be short and plain.
 const WELL_FORMED_ID = /^[\w.:-]{1,128}$/;
@@ -13,12 +14,16 @@ export function requestLog(logger: Logger): RequestHandler {
     const reqId = typeof incoming === 'string' && WELL_FORMED_ID.test(incoming) ? incoming : randomUUID();
     res.locals.reqId = reqId;
     res.setHeader('X-Request-Id', reqId);
+    // The caller's W3C trace, for this line, the error lines and outbound calls; none without a valid header.
+    const trace = parseTraceparent(req.headers.traceparent);
+    res.locals.trace = trace;
     res.once('close', () => {
       const url = req.originalUrl;
       const query = url.indexOf('?');
       logger.info(
         {
           reqId,
+          traceId: trace?.traceId,
           method: req.method,
           // The path only: a query string may carry what a client should not have sent, such as a token.
           path: query === -1 ? url : url.slice(0, query),

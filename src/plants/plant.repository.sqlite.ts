@@ -4,6 +4,7 @@ import type { Logger } from '../logger';
 import { AppError } from '../errors';
 import type { InsertOutcome, PlantRepository } from './plant.repository';
 import type { NewPlant, Plant } from './plant.schemas';
+import { ignoreStore, type StoreObserver } from './store-observer';
 
 type Row = { name: string; tag: string | null };
 
@@ -36,6 +37,7 @@ export class SqlitePlantRepository implements PlantRepository {
   constructor(
     db: Db,
     private readonly logger: Logger,
+    private readonly observer: StoreObserver = ignoreStore,
   ) {
     const insert = db.prepare<[bigint, string, string | null]>(
       'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING',
@@ -78,10 +80,12 @@ export class SqlitePlantRepository implements PlantRepository {
     try {
       outcomes = this.commitBatch.immediate(batch);
     } catch (error) {
+      this.observer.failed(error);
       const translated = translate(error);
       for (const { reject } of batch) reject(translated);
       return;
     }
+    this.observer.committed(batch.length, (performance.now() - started) / 1000);
     this.logger.debug({ rows: batch.length, ms: Math.round((performance.now() - started) * 100) / 100 }, 'group commit');
     outcomes.forEach((outcome, index) => {
       const { resolve, reject } = batch[index] as Pending;

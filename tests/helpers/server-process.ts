@@ -33,6 +33,8 @@ export async function startServer(env: Record<string, string> = {}, options: { e
       RATE_LIMIT_PER_MINUTE: '0',
       // A loaded CI machine can stall the process past the default lag; shedding has its own test.
       LOAD_SHED_LAG_MS: '0',
+      // Off unless a test asks: parallel servers would all want the default port 9464.
+      METRICS_PORT: '0',
       DATABASE_URL: `file:${path.join(tempDataDir(), 'plants.db')}`,
       ...env,
     },

@@ -11,6 +11,7 @@ import { openDatabase, type Db } from '../../src/db/database';
 import { loadMigrations, migrate } from '../../src/db/migrate';
 import type { Lifecycle } from '../../src/http/lifecycle';
 import { createLogger } from '../../src/logger';
+import { createMetrics, serveMetrics } from '../../src/metrics';
 
 export const TOKEN = 'test-token-0123456789abcdefghijklmnopqrstuvwxyz';
 export const OTHER_TOKEN = 'other-token-0123456789abcdefghijklmnopqrstuvwxyz';
@@ -27,6 +28,8 @@ export type TestApp = {
   db: Db;
   /** A second, independent connection to the same file: what is really on disk. */
   inspect: () => Database.Database;
+  /** The scrape URL when the env turns metrics on (any METRICS_PORT but 0; the listener takes an ephemeral port). */
+  metricsUrl?: string;
   close: () => Promise<void>;
 };
 
@@ -44,6 +47,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     RATE_LIMIT_PER_MINUTE: '0',
     LOAD_SHED_LAG_MS: '0',
     DATABASE_URL: `file:${dbPath}`,
+    METRICS_PORT: '0',
     ...env,
   });
   const migrations = loadMigrations();
@@ -61,7 +65,9 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     },
   });
   const lifecycle: Lifecycle = { shuttingDown: false };
-  const app = createApp({ config, logger, db, migrations, lifecycle });
+  const metrics = config.metricsPort === 0 ? undefined : createMetrics();
+  const app = createApp({ config, logger, db, migrations, lifecycle, metrics });
+  const metricsServer = metrics && (await serveMetrics(metrics.registry, { host: '127.0.0.1', port: 0 }));
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -81,7 +87,9 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
       inspectors.push(connection);
       return connection;
     },
+    metricsUrl: metricsServer?.url,
     close: async () => {
+      await metricsServer?.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       for (const connection of inspectors) connection.close();

@@ -37,6 +37,9 @@ describe('loadConfig', () => {
       headersTimeoutMs: 10000,
       requestTimeoutMs: 30000,
       keepAliveTimeoutMs: 65000,
+      metricsPort: 9464,
+      metricsHost: '127.0.0.1',
+      docsEnabled: true,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -121,5 +124,19 @@ describe('loadConfig', () => {
 
     expect(errorOf({ AUTH_TOKENS_FILE: path.join(dir, 'missing') })).toMatch(/^AUTH_TOKENS_FILE: cannot read .*missing \(ENOENT\)$/);
     expect(errorOf({ AUTH_TOKENS_FILE: empty })).toBe(`AUTH_TOKENS_FILE: ${empty} holds no token`);
+  });
+
+  it('when metrics and docs are configured, then METRICS_PORT 0 turns metrics off and DOCS_ENABLED=false the page', () => {
+    const config = loadConfig({ METRICS_PORT: '0', METRICS_HOST: '0.0.0.0', DOCS_ENABLED: 'false' }, generate);
+
+    expect(config).toMatchObject({ metricsPort: 0, metricsHost: '0.0.0.0', docsEnabled: false });
+  });
+
+  it.each([
+    [{ METRICS_PORT: '3000' }, 'METRICS_PORT must differ from PORT'],
+    [{ METRICS_PORT: '70000' }, 'METRICS_PORT'],
+    [{ DOCS_ENABLED: 'yes' }, 'DOCS_ENABLED'],
+  ])('when %j is given, then the start is refused naming the variable', (env, expected) => {
+    expect(errorOf(env)).toContain(expected);
   });
 });

@@ -1,0 +1,110 @@
+/**
+ * Prometheus metrics: owns the registry, the HTTP and store instruments and the separate listener that serves
+ * them. It only observes: it never changes a response, never throws into a request, and never listens on the
+ * public port (no token in scrape configs, nothing readable through the proxy).
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Express, RequestHandler } from 'express';
+import { catalogue } from '../errors';
+import type { StoreObserver } from '../plants/store-observer';
+import { routeTemplate } from './route-template';
+
+export { serveMetrics, type MetricsServer } from './metrics.server';
+
+export type Metrics = {
+  registry: Registry;
+  /** The first middleware of the app: times every request and counts its outcome when the response closes. */
+  http: (app: Express) => RequestHandler;
+  store: StoreObserver;
+};
+
+// Seconds. The service answers in milliseconds; the tail buckets catch drains, timeouts and overload.
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const COMMIT_SECONDS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+const BATCH_ROWS_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+
+/** A registry of its own per call (tests build many apps in one process), with Node's runtime defaults. */
+export function createMetrics(): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const registers = [registry];
+
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from the request reaching the app to its response closing, by method, route template and status code.',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: DURATION_BUCKETS,
+    registers,
+  });
+  const inFlight = new Gauge({ name: 'http_requests_in_flight', help: 'Requests received and not yet answered.', registers });
+  const errors = new Counter({
+    name: 'plants_error_responses_total',
+    help: 'Error responses by catalogue code and cause (the README error table).',
+    labelNames: ['code', 'cause'] as const,
+    registers,
+  });
+  const shed = new Counter({ name: 'plants_requests_shed_total', help: 'Requests shed with 503 because the event loop ran late (LOAD_SHED_LAG_MS).', registers });
+  const rateLimited = new Counter({ name: 'plants_requests_rate_limited_total', help: 'Requests refused with 429 (RATE_LIMIT_PER_MINUTE).', registers });
+  const authFailed = new Counter({
+    name: 'plants_auth_failures_total',
+    help: 'Requests refused by authentication or authorization (401, 403), by cause.',
+    labelNames: ['cause'] as const,
+    registers,
+  });
+  const batchRows = new Histogram({
+    name: 'plants_store_commit_batch_rows',
+    help: 'Rows per group commit (creates that shared one transaction and one fsync).',
+    buckets: BATCH_ROWS_BUCKETS,
+    registers,
+  });
+  const commitSeconds = new Histogram({
+    name: 'plants_store_commit_duration_seconds',
+    help: 'Time of one group commit, transaction and fsync, in seconds.',
+    buckets: COMMIT_SECONDS_BUCKETS,
+    registers,
+  });
+  const storeErrors = new Counter({
+    name: 'plants_store_errors_total',
+    help: 'Commits the store failed as a whole, by driver error code (SQLITE_BUSY, SQLITE_FULL, …).',
+    labelNames: ['kind'] as const,
+    registers,
+  });
+
+  // Codes are looked up, not listed: a row another branch adds to the catalogue is counted without an edit here.
+  const causeOf = new Map<number, string>(Object.entries(catalogue).map(([cause, row]) => [row.code, cause]));
+
+  const http = (app: Express): RequestHandler => {
+    const route = routeTemplate(app);
+    return (req, res, next) => {
+      const started = performance.now();
+      inFlight.inc();
+      res.once('close', () => {
+        inFlight.dec();
+        // A client that left before any byte of the answer has no status: a label of its own, not a false 200.
+        const status = res.headersSent ? res.statusCode : 'aborted';
+        duration.observe({ method: req.method, route: route(req), status_code: status }, (performance.now() - started) / 1000);
+        const code = res.locals.errorCode as number | undefined;
+        if (code === undefined) return;
+        const cause = causeOf.get(code) ?? 'unknown';
+        errors.inc({ code, cause });
+        if (cause === 'overloaded') shed.inc();
+        else if (cause === 'rate_limited') rateLimited.inc();
+        else if (res.statusCode === 401 || res.statusCode === 403) authFailed.inc({ cause });
+      });
+      next();
+    };
+  };
+
+  const store: StoreObserver = {
+    committed: (rows, seconds) => {
+      batchRows.observe(rows);
+      commitSeconds.observe(seconds);
+    },
+    failed: (error) => {
+      const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown };
+      storeErrors.inc({ kind: typeof code === 'string' ? code : typeof name === 'string' ? name : 'unknown' });
+    },
+  };
+
+  return { registry, http, store };
+}

@@ -1,0 +1,35 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A reverse proxy that serves the upstream under a path prefix and strips it on the way in, as a gateway
+ * mounting the service at /some/prefix does. Anything outside the prefix gets a plain 404 from the proxy.
+ */
+export async function startPrefixProxy(upstream: string, prefix: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const target = new URL(upstream);
+  const server = http.createServer((req, res) => {
+    const url = req.url ?? '/';
+    if (!url.startsWith(`${prefix}/`)) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('outside the prefix\n');
+      return;
+    }
+    const forward = http.request(
+      { host: target.hostname, port: target.port, method: req.method, path: url.slice(prefix.length), headers: { ...req.headers, host: target.host } },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    forward.on('error', () => res.writeHead(502).end());
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
