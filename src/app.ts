@@ -17,7 +17,7 @@ import type { Logger } from './logger';
 import { buildOpenApiDocument } from './openapi';
 import { PlantController } from './plants/plant.controller';
 import { SqlitePlantRepository } from './plants/plant.repository.sqlite';
-import { plantRoutes } from './plants/plant.routes';
+import { PLANT_ALLOW, PLANTS_ALLOW, plantRoutes } from './plants/plant.routes';
 import { PlantService } from './plants/plant.service';
 
 export type AppDeps = {
@@ -27,8 +27,6 @@ export type AppDeps = {
   migrations: readonly Migration[];
   lifecycle: Lifecycle;
 };
-
-const PLANTS_ALLOW = 'POST, OPTIONS';
 
 /** Builds the whole HTTP app from its dependencies; reads no environment and listens on nothing. */
 export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps): Express {
@@ -44,9 +42,9 @@ export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps
     app.use(
       cors({
         origin: [...config.corsOrigins],
-        methods: ['POST'],
+        methods: ['GET', 'HEAD', 'POST', 'DELETE'],
         allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
-        exposedHeaders: ['X-Request-Id', 'Retry-After', 'WWW-Authenticate'],
+        exposedHeaders: ['X-Request-Id', 'Retry-After', 'WWW-Authenticate', 'Link'],
         maxAge: 600,
       }),
     );
@@ -57,6 +55,7 @@ export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps
     res.json(openApiDocument);
   });
   app.options('/plants', allowedMethods(PLANTS_ALLOW));
+  app.options('/plants/:id', allowedMethods(PLANT_ALLOW));
 
   // Health checks stay answerable under overload; everything after this line may be shed.
   if (config.loadShedLagMs > 0) app.use(loadShedding(config.loadShedLagMs));
@@ -65,7 +64,7 @@ export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps
   app.use(bearerAuth(readCredentials));
 
   const controller = new PlantController(new PlantService(new SqlitePlantRepository(db, logger)));
-  plantRoutes(app, controller, jsonBody(config.bodyLimitBytes), methodNotAllowed(PLANTS_ALLOW));
+  plantRoutes(app, controller, jsonBody(config.bodyLimitBytes), methodNotAllowed);
 
   app.use(notFound);
   app.use(errorMiddleware(logger));
