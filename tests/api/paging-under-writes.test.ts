@@ -1,3 +1,4 @@
+import type { Response } from 'supertest';
 import { bearer, postPlant, startTestApp, type TestApp } from '../helpers/test-app';
 
 let app: TestApp;
@@ -43,7 +44,7 @@ describe('paging GET /plants while another client writes', () => {
     let pages = 0;
 
     while (path !== undefined) {
-      const response = await app.request.get(path).set(bearer());
+      const response: Response = await app.request.get(path).set(bearer());
       expect(response.status).toBe(200);
       seen.push(...(response.body as { id: number }[]).map((plant) => plant.id));
       path = /^<([^>]+)>; rel="next"$/.exec(response.headers.link ?? '')?.[1];
