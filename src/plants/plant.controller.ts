@@ -39,7 +39,7 @@ export class PlantController {
     if (!parsed.success) throw new AppError('invalid_field', describe(parsed.error));
     const plant = await this.service.create(parsed.data);
     // The Plant body: name and tag as stored, tag left out when absent, never the id.
-    res.json(plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag });
+    res.set('Cache-Control', 'no-store').json(plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag });
   };
 
   list = async (req: Request, res: Response): Promise<void> => {

@@ -108,6 +108,29 @@ describe('GET /plants/{id}', () => {
     });
   });
 
+  it('when a plant is created, then that response is not to be cached either', async () => {
+    const response = await postPlant(app, aNewPlant());
+
+    expect({ status: response.status, cache: response.headers['cache-control'] }).toEqual({ status: 200, cache: 'no-store' });
+  });
+
+  it('when reads, deletes and creates come from one token, then they count against one rate limit', async () => {
+    const limited = await startTestApp({ RATE_LIMIT_PER_MINUTE: '3' });
+    const plant = aNewPlant();
+    try {
+      const statuses = [
+        (await postPlant(limited, plant)).status,
+        (await limited.request.get(`/plants/${plant.id as number}`).set(bearer())).status,
+        (await limited.request.delete(`/plants/${plant.id as number}`).set(bearer())).status,
+        (await limited.request.get('/plants').set(bearer())).status,
+      ];
+
+      expect(statuses).toEqual([200, 200, 204, 429]);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('when no token is sent, then it answers 401 like a create', async () => {
     const response = await app.request.get('/plants/1');
 
