@@ -8,12 +8,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { createSection } from './create.section';
 import { metricsSection } from './metrics.section';
+import { readSection } from './read.section';
 import { ROOT, work, type SectionResult } from './lib';
 
 // Add a section here: its name (for BENCH_ONLY) and the function that measures it.
 const SECTIONS: Record<string, () => Promise<SectionResult>> = {
   create: createSection,
   metrics: metricsSection,
+  read: readSection,
 };
 
 async function main(): Promise<void> {

@@ -19,7 +19,7 @@ import type { Metrics } from './metrics';
 import { buildOpenApiDocument } from './openapi';
 import { PlantController } from './plants/plant.controller';
 import { SqlitePlantRepository } from './plants/plant.repository.sqlite';
-import { plantRoutes } from './plants/plant.routes';
+import { PLANT_ALLOW, PLANTS_ALLOW, plantRoutes } from './plants/plant.routes';
 import { PlantService } from './plants/plant.service';
 
 export type AppDeps = {
@@ -31,8 +31,6 @@ export type AppDeps = {
   /** Absent when METRICS_PORT=0: then not one instrument runs. */
   metrics?: Metrics;
 };
-
-const PLANTS_ALLOW = 'POST, OPTIONS';
 
 /** Builds the whole HTTP app from its dependencies; reads no environment and listens on nothing. */
 export function createApp({ config, logger, db, migrations, lifecycle, metrics }: AppDeps): Express {
@@ -49,9 +47,9 @@ export function createApp({ config, logger, db, migrations, lifecycle, metrics }
     app.use(
       cors({
         origin: [...config.corsOrigins],
-        methods: ['POST'],
+        methods: ['GET', 'HEAD', 'POST', 'DELETE'],
         allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
-        exposedHeaders: ['X-Request-Id', 'Retry-After', 'WWW-Authenticate'],
+        exposedHeaders: ['X-Request-Id', 'Retry-After', 'WWW-Authenticate', 'Link'],
         maxAge: 600,
       }),
     );
@@ -63,6 +61,7 @@ export function createApp({ config, logger, db, migrations, lifecycle, metrics }
   });
   if (config.docsEnabled) docsRoutes(app);
   app.options('/plants', allowedMethods(PLANTS_ALLOW));
+  app.options('/plants/:id', allowedMethods(PLANT_ALLOW));
 
   // Health checks stay answerable under overload; everything after this line may be shed.
   if (config.loadShedLagMs > 0) app.use(loadShedding(config.loadShedLagMs));
@@ -71,7 +70,7 @@ export function createApp({ config, logger, db, migrations, lifecycle, metrics }
   app.use(bearerAuth(readCredentials));
 
   const controller = new PlantController(new PlantService(new SqlitePlantRepository(db, logger, metrics?.store)));
-  plantRoutes(app, controller, jsonBody(config.bodyLimitBytes), methodNotAllowed(PLANTS_ALLOW));
+  plantRoutes(app, controller, jsonBody(config.bodyLimitBytes), methodNotAllowed);
 
   app.use(notFound);
   app.use(errorMiddleware(logger));

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { catalogue } from './errors';
-import { errorSchema, newPlantSchema, plantIdSchema, plantSchema } from './plants/plant.schemas';
+import { catalogue, type Reason } from './errors';
+import { errorSchema, listQuerySchema, newPlantSchema, plantIdParamSchema, plantIdSchema, plantSchema, storedPlantSchema } from './plants/plant.schemas';
 
 type JsonSchema = Record<string, unknown>;
 
 function componentSchemas(): Record<string, JsonSchema> {
   const registry = z.registry<{ id: string }>();
-  for (const schema of [newPlantSchema, plantSchema, errorSchema]) {
+  for (const schema of [newPlantSchema, plantSchema, storedPlantSchema, errorSchema]) {
     registry.add(schema, { id: String(schema.meta()?.id) });
   }
   const { schemas } = z.toJSONSchema(registry, {
@@ -28,8 +28,14 @@ function componentSchemas(): Record<string, JsonSchema> {
   );
 }
 
-function errorResponse(status: number, extra: Record<string, unknown> = {}): JsonSchema {
-  const rows = Object.values(catalogue).filter((row) => row.status === status);
+// Causes only some operations can meet; every other row of a status is documented for every plant operation.
+const BODY_ONLY: readonly Reason[] = ['malformed_json', 'body_not_object', 'unsupported_media_type', 'unsupported_charset', 'body_too_large', 'invalid_field', 'id_conflict'];
+const PARAMETERS_ONLY: readonly Reason[] = ['invalid_parameter', 'plant_not_found'];
+
+function errorResponse(status: number, extra: Record<string, unknown> = {}, skip: readonly Reason[] = PARAMETERS_ONLY): JsonSchema {
+  const rows = Object.entries(catalogue)
+    .filter(([reason, row]) => row.status === status && !skip.includes(reason as Reason))
+    .map(([, row]) => row);
   return {
     // Descriptions are CommonMark: "<token>" unescaped would be read as an HTML tag and vanish from /docs.
     description: rows.map((row) => `${row.code}: ${row.message.replace(/[<>]/g, (bracket) => `\\${bracket}`)}`).join(' | '),
@@ -62,14 +68,57 @@ const TAGS = [
  * path segment when it names a tag ("plants"), otherwise "service". Summaries and operationIds are checked by
  * the lint in tests/api/openapi-lint.test.ts.
  */
+// A path item also holds `parameters`, `summary` and the like; only these keys are operations.
+const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
+
 function finish(document: JsonSchema): JsonSchema {
   const known = new Set(TAGS.map((tag) => tag.name));
   for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, JsonSchema>>)) {
     const segment = path.split('/')[1] ?? '';
-    for (const operation of Object.values(item)) operation.tags ??= [known.has(segment) ? segment : 'service'];
+    for (const [key, operation] of Object.entries(item)) {
+      if (HTTP_METHODS.has(key)) operation.tags ??= [known.has(segment) ? segment : 'service'];
+    }
   }
   return document;
 }
+
+/** A path or query parameter's schema, from the same zod schema the controller parses it with. */
+function parameterSchema(schema: z.ZodType): JsonSchema {
+  const { $schema: _schema, ...json } = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' }) as JsonSchema;
+  // The regex that reads the text form says nothing to a client that sends an integer.
+  if (json.type === 'integer') delete json.pattern;
+  // zod leaves a default out of an input schema (the value may be absent); for a parameter it says what absent means.
+  const fallback = schema.meta()?.default;
+  return fallback === undefined ? json : { ...json, default: fallback };
+}
+
+function parameter(name: string, where: 'path' | 'query', schema: z.ZodType): JsonSchema {
+  const { description, ...rest } = parameterSchema(schema);
+  return { name, in: where, required: where === 'path', description, schema: rest };
+}
+
+// The error responses of a read or delete: no body, so none of the body's causes.
+function parameterErrors(): Record<string, JsonSchema> {
+  const skip = BODY_ONLY;
+  return {
+    '400': errorResponse(400, {}, skip),
+    '401': errorResponse(401, { headers: challenge }, skip),
+    '404': errorResponse(404, {}, skip),
+    '405': errorResponse(405, { headers: { Allow: { schema: { type: 'string' } } } }, skip),
+    '429': errorResponse(429, { headers: retryAfter }, skip),
+    '500': errorResponse(500, {}, skip),
+    '503': errorResponse(503, { headers: retryAfter }, skip),
+  };
+}
+
+const challenge = {
+  'WWW-Authenticate': {
+    description: 'Bearer realm="plants", with error="invalid_token" when a token was presented (RFC 6750).',
+    schema: { type: 'string' },
+  },
+};
+
+const noStore = { 'Cache-Control': { description: 'no-store: plants change; no cache may keep them.', schema: { const: 'no-store' } } };
 
 const retryAfter = {
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
@@ -112,19 +161,60 @@ export function buildOpenApiDocument(): JsonSchema {
               content: { 'application/json': { schema: { $ref: '#/components/schemas/Plant' } } },
             },
             '400': errorResponse(400),
-            '401': errorResponse(401, {
-              headers: {
-                'WWW-Authenticate': {
-                  description: 'Bearer realm="plants", with error="invalid_token" when a token was presented (RFC 6750).',
-                  schema: { type: 'string' },
-                },
-              },
-            }),
+            '401': errorResponse(401, { headers: challenge }),
             '404': errorResponse(404),
             '405': errorResponse(405, { headers: { Allow: { schema: { type: 'string' } } } }),
             '429': errorResponse(429, { headers: retryAfter }),
             '500': errorResponse(500),
             '503': errorResponse(503, { headers: retryAfter }),
+          },
+        },
+        get: {
+          operationId: 'listPlants',
+          summary: 'List plants in ascending id, a page at a time (keyset paging with after).',
+          parameters: [
+            parameter('limit', 'query', listQuerySchema.shape.limit),
+            parameter('after', 'query', listQuerySchema.shape.after),
+            parameter('tag', 'query', listQuerySchema.shape.tag),
+          ],
+          responses: {
+            '200': {
+              description: 'Up to limit plants with ids greater than after, in ascending id. Unknown query parameters are ignored.',
+              headers: {
+                ...requestId,
+                ...noStore,
+                Link: {
+                  description:
+                    'Only when more plants follow: <{the request path}?limit=N&after=ID[&tag=T]>; rel="next" (RFC 8288), relative to the URL the request was sent to.',
+                  schema: { type: 'string' },
+                },
+              },
+              content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/StoredPlant' } } } },
+            },
+            ...parameterErrors(),
+          },
+        },
+      },
+      '/plants/{id}': {
+        parameters: [parameter('id', 'path', plantIdParamSchema)],
+        get: {
+          operationId: 'showPlantById',
+          summary: 'Fetch one plant by id.',
+          responses: {
+            '200': {
+              description: 'The plant with its id.',
+              headers: { ...requestId, ...noStore },
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/StoredPlant' } } },
+            },
+            ...parameterErrors(),
+          },
+        },
+        delete: {
+          operationId: 'deletePlant',
+          summary: 'Delete one plant; its id is free again afterwards.',
+          responses: {
+            '204': { description: 'Deleted, committed and fsynced.', headers: requestId },
+            ...parameterErrors(),
           },
         },
       },

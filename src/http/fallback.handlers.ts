@@ -18,5 +18,5 @@ export function allowedMethods(allow: string): RequestHandler {
 }
 
 export const notFound: RequestHandler = (req) => {
-  throw new AppError('not_found', `There is nothing at ${req.path}; the API serves POST /plants.`);
+  throw new AppError('not_found', `There is nothing at ${req.path}; the API serves /plants and /plants/{id}.`);
 };

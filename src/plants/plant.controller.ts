@@ -1,11 +1,35 @@
-import type { Request, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
 import { AppError } from '../errors';
 import type { PlantService } from './plant.service';
-import { newPlantSchema } from './plant.schemas';
+import { plantJson, plantsJson } from './plant.json';
+import { listQuerySchema, newPlantSchema, plantIdParamSchema } from './plant.schemas';
 
 const describe = (error: z.ZodError) =>
   error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ');
+
+function parseId(text: string): bigint {
+  const parsed = plantIdParamSchema.safeParse(text);
+  if (!parsed.success) throw new AppError('invalid_parameter', `id: ${parsed.error.issues[0]?.message ?? 'is not valid'}`);
+  return parsed.data;
+}
+
+// Ids are bigints, which JSON.stringify cannot write: the body is written by plant.json.ts.
+function sendPlants(res: Response, json: string): void {
+  res.set('Cache-Control', 'no-store').type('application/json').send(json);
+}
+
+/**
+ * RFC 8288 next link, as a path-absolute reference built from the path this request came in on, so it
+ * resolves against whatever scheme and host the client used (a proxy in front included).
+ */
+function nextLink(req: Request, query: { limit: number; tag?: string }, after: bigint): string {
+  const url = req.originalUrl;
+  const end = url.indexOf('?');
+  const path = end === -1 ? url : url.slice(0, end);
+  const tag = query.tag === undefined ? '' : `&tag=${encodeURIComponent(query.tag)}`;
+  return `<${path}?limit=${query.limit}&after=${after}${tag}>; rel="next"`;
+}
 
 export class PlantController {
   constructor(private readonly service: PlantService) {}
@@ -15,6 +39,36 @@ export class PlantController {
     if (!parsed.success) throw new AppError('invalid_field', describe(parsed.error));
     const plant = await this.service.create(parsed.data);
     // The Plant body: name and tag as stored, tag left out when absent, never the id.
-    res.json(plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag });
+    res.set('Cache-Control', 'no-store').json(plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag });
   };
+
+  list = async (req: Request, res: Response): Promise<void> => {
+    // Express matches /plants/ to /plants; there it is GET /plants/{id} with an empty id.
+    rejectEmptyId(req);
+    const parsed = listQuerySchema.safeParse(req.query);
+    if (!parsed.success) throw new AppError('invalid_parameter', describe(parsed.error));
+    const page = await this.service.list(parsed.data);
+    if (page.nextAfter !== undefined) res.set('Link', nextLink(req, parsed.data, page.nextAfter));
+    sendPlants(res, plantsJson(page.plants));
+  };
+
+  get = async (req: Request, res: Response): Promise<void> => {
+    const plant = await this.service.get(parseId(req.params.id as string));
+    sendPlants(res, plantJson(plant));
+  };
+
+  delete = async (req: Request, res: Response): Promise<void> => {
+    await this.service.delete(parseId(req.params.id as string));
+    res.status(204).end();
+  };
+
+  /** DELETE /plants/ (an empty id) is a 400 naming id; DELETE /plants goes on to the 405. */
+  deleteWithoutId: RequestHandler = (req, _res, next) => {
+    rejectEmptyId(req);
+    next();
+  };
+}
+
+function rejectEmptyId(req: Request): void {
+  if (req.path.endsWith('/')) throw new AppError('invalid_parameter', 'id: is empty; send /plants/{id} with the plant\'s id, or GET /plants to list.');
 }

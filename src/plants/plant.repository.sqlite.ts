@@ -2,13 +2,18 @@ import type Database from 'better-sqlite3';
 import type { Db } from '../db/database';
 import type { Logger } from '../logger';
 import { AppError } from '../errors';
-import type { InsertOutcome, PlantRepository } from './plant.repository';
+import type { InsertOutcome, PlantRepository, StoredPlant } from './plant.repository';
 import type { NewPlant, Plant } from './plant.schemas';
 import { ignoreStore, type StoreObserver } from './store-observer';
 
 type Row = { name: string; tag: string | null };
 
 const toPlant = (row: Row): Plant => (row.tag === null ? { name: row.name } : { name: row.name, tag: row.tag });
+
+type StoredRow = Row & { id: bigint };
+
+const toStored = (row: StoredRow): StoredPlant =>
+  row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag };
 
 // Conditions that say "not now" rather than "bug": the caller may retry later.
 const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|READONLY)/;
@@ -23,16 +28,33 @@ function translate(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
-type Pending = { plant: NewPlant; resolve: (outcome: InsertOutcome) => void; reject: (error: Error) => void };
+// A read that meets a locked or broken store: the same 503, worded for a read.
+function translateRead(error: unknown): Error {
+  const translated = translate(error);
+  return translated instanceof AppError ? new AppError('store_unavailable', 'The store cannot be read now; retry later.', { cause: error }) : translated;
+}
+
+// One write of a batch: a create (plant) or a delete (deleteId), answered with its own outcome.
+type Pending =
+  | { plant: NewPlant; resolve: (outcome: InsertOutcome) => void; reject: (error: Error) => void }
+  | { deleteId: bigint; resolve: (deleted: boolean) => void; reject: (error: Error) => void };
+type Outcome = InsertOutcome | boolean;
 
 /**
- * Group commit: creates that arrive in one event-loop turn share one transaction and so one fsync
- * (synchronous=FULL). Each caller is answered only after the commit that holds its row. A row that fails on
- * its own (a bug, not a full or locked store) fails alone: SQLite undoes just that statement.
+ * Group commit: creates and deletes that arrive in one event-loop turn share one transaction and so one fsync
+ * (synchronous=FULL), applied in arrival order. Each caller is answered only after the commit that holds its
+ * write. A write that fails on its own (a bug, not a full or locked store) fails alone: SQLite undoes just
+ * that statement. Reads are plain synchronous SELECTs on the same connection: they run between commits,
+ * never inside one, so a read waits at most for the one commit already running.
  */
 export class SqlitePlantRepository implements PlantRepository {
   private pending: Pending[] = [];
-  private readonly commitBatch: Database.Transaction<(batch: Pending[]) => (InsertOutcome | Error)[]>;
+  private readonly commitBatch: Database.Transaction<(batch: Pending[]) => (Outcome | Error)[]>;
+  private readonly byId: Database.Statement<[bigint], StoredRow>;
+  private readonly first: Database.Statement<[number], StoredRow>;
+  private readonly after: Database.Statement<[bigint, number], StoredRow>;
+  private readonly firstOfTag: Database.Statement<[string, number], StoredRow>;
+  private readonly afterOfTag: Database.Statement<[string, bigint, number], StoredRow>;
 
   constructor(
     db: Db,
@@ -43,6 +65,13 @@ export class SqlitePlantRepository implements PlantRepository {
       'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING',
     );
     const select = db.prepare<[bigint], Row>('SELECT name, tag FROM plants WHERE id = ?');
+    const remove = db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?');
+    this.byId = db.prepare('SELECT id, name, tag FROM plants WHERE id = ?');
+    // Keyset paging: each page is a range scan of the rowid (or of plants_by_tag), whatever its depth.
+    this.first = db.prepare('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?');
+    this.after = db.prepare('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?');
+    this.firstOfTag = db.prepare('SELECT id, name, tag FROM plants WHERE tag = ? ORDER BY id LIMIT ?');
+    this.afterOfTag = db.prepare('SELECT id, name, tag FROM plants WHERE tag = ? AND id > ? ORDER BY id LIMIT ?');
     // Inside the batch's transaction: no other create can run between the insert and the read.
     const insertOrGet = (plant: NewPlant): InsertOutcome => {
       if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
@@ -53,9 +82,9 @@ export class SqlitePlantRepository implements PlantRepository {
       return { created: false, stored: toPlant(row) };
     };
     this.commitBatch = db.transaction((batch: Pending[]) =>
-      batch.map(({ plant }) => {
+      batch.map((write) => {
         try {
-          return insertOrGet(plant);
+          return 'plant' in write ? insertOrGet(write.plant) : remove.run(write.deleteId).changes === 1;
         } catch (error) {
           const translated = translate(error);
           // A store that cannot take writes fails the whole batch: rethrown, the transaction rolls back.
@@ -72,11 +101,38 @@ export class SqlitePlantRepository implements PlantRepository {
     });
   }
 
+  delete(id: bigint): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      if (this.pending.push({ deleteId: id, resolve, reject }) === 1) setImmediate(this.flush);
+    });
+  }
+
+  // Reads answer at once: a synchronous SELECT, wrapped in the promise the store contract asks for.
+  findById(id: bigint): Promise<StoredPlant | undefined> {
+    try {
+      const row = this.byId.get(id);
+      return Promise.resolve(row === undefined ? undefined : toStored(row));
+    } catch (error) {
+      return Promise.reject(translateRead(error));
+    }
+  }
+
+  list({ limit, after, tag }: { limit: number; after?: bigint; tag?: string }): Promise<StoredPlant[]> {
+    try {
+      let rows: StoredRow[];
+      if (tag === undefined) rows = after === undefined ? this.first.all(limit) : this.after.all(after, limit);
+      else rows = after === undefined ? this.firstOfTag.all(tag, limit) : this.afterOfTag.all(tag, after, limit);
+      return Promise.resolve(rows.map(toStored));
+    } catch (error) {
+      return Promise.reject(translateRead(error));
+    }
+  }
+
   private readonly flush = (): void => {
     const batch = this.pending;
     this.pending = [];
     const started = performance.now();
-    let outcomes: (InsertOutcome | Error)[];
+    let outcomes: (Outcome | Error)[];
     try {
       outcomes = this.commitBatch.immediate(batch);
     } catch (error) {
@@ -90,7 +146,7 @@ export class SqlitePlantRepository implements PlantRepository {
     outcomes.forEach((outcome, index) => {
       const { resolve, reject } = batch[index] as Pending;
       if (outcome instanceof Error) reject(outcome);
-      else resolve(outcome);
+      else (resolve as (outcome: Outcome) => void)(outcome);
     });
   };
 }

@@ -2,6 +2,9 @@ import type { NewPlant, Plant } from './plant.schemas';
 
 export type InsertOutcome = { created: boolean; stored: Plant };
 
+/** A plant as the store holds it: the Plant shape plus its int64 id. */
+export type StoredPlant = { id: bigint; name: string; tag?: string };
+
 /**
  * What PlantService needs from a store, whatever the database: SQL lives in one implementation per dialect
  * (plant.repository.sqlite.ts, …). Every method resolves only after its change is committed and durable.
@@ -12,4 +15,12 @@ export type PlantRepository = {
    * Creates for the same id that arrive together see each other in arrival order.
    */
   insertOrGet(plant: NewPlant): Promise<InsertOutcome>;
+  findById(id: bigint): Promise<StoredPlant | undefined>;
+  /** Ascending id, ids greater than `after` when given, only `tag` when given, at most `limit` rows. */
+  list(query: { limit: number; after?: bigint; tag?: string }): Promise<StoredPlant[]>;
+  /**
+   * Resolves after the delete is committed and fsynced: true when a plant was deleted, false when none had the id.
+   * Deletes and creates that arrive together apply in arrival order.
+   */
+  delete(id: bigint): Promise<boolean>;
 };

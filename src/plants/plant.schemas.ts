@@ -27,9 +27,9 @@ export function codePointLength(text: string): number {
   return count;
 }
 
-const text = (max: number) =>
+const text = (max: number, typeError: (issue: { input?: unknown }) => string = required('must be a string')) =>
   z
-    .string({ error: required('must be a string') })
+    .string({ error: typeError })
     .superRefine((value, ctx) => {
       if (!value.isWellFormed()) ctx.addIssue({ code: 'custom', message: 'must not contain unpaired surrogates (malformed UTF-16)' });
       else if (CONTROL.test(value)) ctx.addIssue({ code: 'custom', message: 'must not contain control characters (U+0000 to U+001F, U+007F)' });
@@ -49,6 +49,43 @@ export const newPlantSchema = z
   })
   .meta({ id: 'NewPlant', description: 'Unknown fields are ignored: neither stored nor echoed.' });
 
+// Path and query parameters arrive as strings, or as an array when a query parameter is repeated.
+const once = (rule: string) => (issue: { input?: unknown }) =>
+  issue.input === undefined ? 'is required' : Array.isArray(issue.input) ? 'must be given once' : rule;
+
+// Plain decimal only: no sign +, no leading zeros, no exponent, so each id has exactly one spelling.
+const INT64_DECIMAL = /^(?:0|-?[1-9][0-9]{0,18})$/;
+const ID_TEXT_RULE = `must be an integer from ${INT64_MIN} to ${INT64_MAX} in plain decimal (no +, no leading zeros)`;
+
+const int64Text = (description: string) =>
+  z
+    .string({ error: once(ID_TEXT_RULE) })
+    .regex(INT64_DECIMAL, ID_TEXT_RULE)
+    .transform((value) => BigInt(value))
+    .refine((value) => value >= INT64_MIN && value <= INT64_MAX, ID_TEXT_RULE)
+    .meta({ type: 'integer', format: 'int64', description });
+
+/** The {id} of /plants/{id}. */
+export const plantIdParamSchema = int64Text(`The plant's id: ${ID_TEXT_RULE}.`);
+
+export const LIMIT_DEFAULT = 100;
+export const LIMIT_MAX = 1000;
+const LIMIT_RULE = `must be an integer from 1 to ${LIMIT_MAX}`;
+
+export const listQuerySchema = z.object({
+  limit: z
+    .string({ error: once(LIMIT_RULE) })
+    .regex(/^[1-9][0-9]{0,3}$/, LIMIT_RULE)
+    .transform(Number)
+    .refine((value) => value <= LIMIT_MAX, LIMIT_RULE)
+    .default(LIMIT_DEFAULT)
+    .meta({ type: 'integer', minimum: 1, maximum: LIMIT_MAX, default: LIMIT_DEFAULT, description: `The most plants to return: ${LIMIT_RULE}, default ${LIMIT_DEFAULT}.` }),
+  after: int64Text('Only plants whose id is greater: the last id of the previous page (see the Link header).').optional(),
+  tag: text(TAG_MAX, once('must be a string'))
+    .optional()
+    .meta({ description: `Only plants with exactly this tag: 1 to ${TAG_MAX} Unicode code points under the rules of tag.` }),
+});
+
 export const plantSchema = z
   .object({
     name: z.string(),
@@ -63,5 +100,15 @@ export const errorSchema = z
   })
   .meta({ id: 'Error' });
 
+export const storedPlantSchema = z
+  .object({
+    // Written by plant.json.ts, never by JSON.stringify: a JSON integer of up to 19 digits, exact.
+    id: z.number().meta({ type: 'integer', format: 'int64', description: `int64, exact: from ${INT64_MIN} to ${INT64_MAX}, written as a JSON integer digit for digit` }),
+    name: z.string(),
+    tag: z.string().optional(),
+  })
+  .meta({ id: 'StoredPlant', description: 'A plant with its id, as GET /plants and GET /plants/{id} answer it.' });
+
 export type NewPlant = z.infer<typeof newPlantSchema>;
+export type ListQuery = z.infer<typeof listQuerySchema>;
 export type Plant = z.infer<typeof plantSchema>;

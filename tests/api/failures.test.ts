@@ -12,23 +12,39 @@ describe('paths and methods', () => {
   });
 
   it('when the path does not exist, then it answers 404 with the not-found code', async () => {
-    const response = await app.request.get('/plants/1').set(bearer());
+    const response = await app.request.get('/plants/1/leaves').set(bearer());
 
     expect({ status: response.status, type: response.type, body: response.body }).toEqual({
       status: 404,
       type: 'application/json',
-      body: { error: 40401, message: 'There is nothing at /plants/1; the API serves POST /plants.' },
+      body: { error: 40401, message: 'There is nothing at /plants/1/leaves; the API serves /plants and /plants/{id}.' },
     });
   });
 
-  it.each(['get', 'put', 'delete', 'patch'] as const)('when %s is sent to /plants, then it answers 405 with Allow', async (method) => {
+  it.each(['put', 'delete', 'patch'] as const)('when %s is sent to /plants, then it answers 405 with Allow', async (method) => {
     const response = await app.request[method]('/plants').set(bearer());
 
     expect({ status: response.status, allow: response.headers.allow, body: response.body }).toEqual({
       status: 405,
-      allow: 'POST, OPTIONS',
-      body: { error: 40501, message: `${method.toUpperCase()} is not allowed here; this path allows POST, OPTIONS.` },
+      allow: 'GET, HEAD, POST, OPTIONS',
+      body: { error: 40501, message: `${method.toUpperCase()} is not allowed here; this path allows GET, HEAD, POST, OPTIONS.` },
     });
+  });
+
+  it.each(['post', 'put', 'patch'] as const)('when %s is sent to /plants/{id}, then it answers 405 with Allow', async (method) => {
+    const response = await app.request[method]('/plants/42').set(bearer());
+
+    expect({ status: response.status, allow: response.headers.allow, body: response.body }).toEqual({
+      status: 405,
+      allow: 'GET, HEAD, DELETE, OPTIONS',
+      body: { error: 40501, message: `${method.toUpperCase()} is not allowed here; this path allows GET, HEAD, DELETE, OPTIONS.` },
+    });
+  });
+
+  it('when OPTIONS is sent to /plants/{id} without a token, then it answers 204 with that path\'s Allow', async () => {
+    const response = await app.request.options('/plants/42');
+
+    expect({ status: response.status, allow: response.headers.allow }).toEqual({ status: 204, allow: 'GET, HEAD, DELETE, OPTIONS' });
   });
 
   it('when an anonymous client probes an unknown path, then it learns nothing but 401', async () => {

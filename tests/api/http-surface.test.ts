@@ -101,7 +101,19 @@ describe('CORS', () => {
       status: 204,
       'access-control-allow-origin': 'https://app.example.com',
       'access-control-allow-headers': 'Authorization,Content-Type,X-Request-Id',
-      'access-control-allow-methods': 'POST',
+      'access-control-allow-methods': 'GET,HEAD,POST,DELETE',
+    });
+  });
+
+  it('when a listed origin preflights a DELETE of one plant, then the method is allowed', async () => {
+    const response = await app.request
+      .options('/plants/42')
+      .set({ Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'DELETE', 'Access-Control-Request-Headers': 'authorization' });
+
+    expect({ status: response.status, ...pick(response.headers, ['access-control-allow-origin', 'access-control-allow-methods']) }).toEqual({
+      status: 204,
+      'access-control-allow-origin': 'https://app.example.com',
+      'access-control-allow-methods': 'GET,HEAD,POST,DELETE',
     });
   });
 
@@ -111,7 +123,7 @@ describe('CORS', () => {
     expect(response.status).toBe(200);
     expect(pick(response.headers, ['access-control-allow-origin', 'access-control-expose-headers'])).toEqual({
       'access-control-allow-origin': 'http://localhost:5173',
-      'access-control-expose-headers': 'X-Request-Id,Retry-After,WWW-Authenticate',
+      'access-control-expose-headers': 'X-Request-Id,Retry-After,WWW-Authenticate,Link',
     });
   });
 
@@ -144,7 +156,7 @@ describe('without CORS_ORIGINS', () => {
   it('when a browser sends a preflight, then it gets 204 with Allow and no CORS header, never a 401', async () => {
     const response = await app.request.options('/plants').set({ Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'POST' });
 
-    expect({ status: response.status, allow: response.headers.allow }).toEqual({ status: 204, allow: 'POST, OPTIONS' });
+    expect({ status: response.status, allow: response.headers.allow }).toEqual({ status: 204, allow: 'GET, HEAD, POST, OPTIONS' });
     expect(Object.keys(response.headers).filter((name) => name.startsWith('access-control-'))).toEqual([]);
   });
 

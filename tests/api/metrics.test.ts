@@ -17,15 +17,21 @@ async function scrapeSettled(app: TestApp): Promise<Scrape> {
 describe('GET /metrics on the metrics listener, after known traffic', () => {
   let app: TestApp;
   let scraped: Scrape;
+  let fetchedId: string;
 
   beforeAll(async () => {
     app = await startTestApp({ METRICS_PORT: '9464' });
     for (let i = 0; i < 3; i += 1) expect((await postPlant(app, aNewPlant())).status).toBe(200);
+    const fetched = aNewPlant();
+    expect((await postPlant(app, fetched)).status).toBe(200);
+    fetchedId = String(fetched.id);
+    expect((await app.request.get(`/plants/${fetchedId}`).set(bearer())).status).toBe(200);
+    expect((await app.request.get(`/plants/${fetchedId}1`).set(bearer())).status).toBe(404);
     expect((await postPlant(app, aNewPlant({ name: '' }))).status).toBe(400);
     expect((await app.request.post('/plants')).status).toBe(401);
     expect((await app.request.post('/plants')).status).toBe(401);
     expect((await app.request.post('/plants').set('Authorization', 'Bearer not-a-token')).status).toBe(401);
-    expect((await app.request.get('/plants').set(bearer())).status).toBe(405);
+    expect((await app.request.put('/plants').set(bearer())).status).toBe(405);
     expect((await app.request.get('/nowhere/12345').set(bearer())).status).toBe(404);
     expect((await app.request.get('/healthz')).status).toBe(200);
     scraped = await scrapeSettled(app);
@@ -51,10 +57,12 @@ describe('GET /metrics on the metrics listener, after known traffic', () => {
       created: count('POST', '/plants', '200'),
       invalid: count('POST', '/plants', '400'),
       unauthenticated: count('POST', '/plants', '401'),
-      wrongMethod: count('GET', '/plants', '405'),
+      wrongMethod: count('PUT', '/plants', '405'),
+      fetched: count('GET', '/plants/:id', '200'),
+      missing: count('GET', '/plants/:id', '404'),
       unknownPath: count('GET', '(unmatched)', '404'),
       health: count('GET', '/healthz', '200'),
-    }).toEqual({ created: 3, invalid: 1, unauthenticated: 3, wrongMethod: 1, unknownPath: 1, health: 1 });
+    }).toEqual({ created: 4, invalid: 1, unauthenticated: 3, wrongMethod: 1, fetched: 1, missing: 1, unknownPath: 1, health: 1 });
     expect(family(scraped, 'http_request_duration_seconds').type).toBe('HISTOGRAM');
   });
 
@@ -66,7 +74,7 @@ describe('GET /metrics on the metrics listener, after known traffic', () => {
 
     expect(buckets.map(([le]) => le)).toEqual(DURATION_BUCKETS);
     expect(counts).toEqual([...counts].sort((a, b) => a - b));
-    expect(buckets.slice(-2)).toEqual([['10', 3], ['+Inf', 3]]);
+    expect(buckets.slice(-2)).toEqual([['10', 4], ['+Inf', 4]]);
     expect(sum).toBeGreaterThan(0);
     expect(sum).toBeLessThan(30);
   });
@@ -74,7 +82,7 @@ describe('GET /metrics on the metrics listener, after known traffic', () => {
   it('when a raw path was requested, then no label carries it: unknown paths share one fixed label', () => {
     const labels = scraped.families.flatMap((entry) => entry.metrics.flatMap((metric) => Object.values(metric.labels ?? {})));
 
-    expect(labels.filter((value) => value.includes('nowhere') || value.includes('12345'))).toEqual([]);
+    expect(labels.filter((value) => value.includes('nowhere') || value.includes('12345') || value.includes(fetchedId))).toEqual([]);
   });
 
   it('when errors were answered, then they are counted by code and cause, and auth failures on their own', () => {
@@ -84,24 +92,25 @@ describe('GET /metrics on the metrics listener, after known traffic', () => {
       invalidToken: valueOf(scraped, 'plants_error_responses_total', { code: '40102', cause: 'invalid_token' }),
       notAllowed: valueOf(scraped, 'plants_error_responses_total', { code: '40501' }),
       notFound: valueOf(scraped, 'plants_error_responses_total', { code: '40401' }),
+      plantNotFound: valueOf(scraped, 'plants_error_responses_total', { code: '40402', cause: 'plant_not_found' }),
       authMissing: valueOf(scraped, 'plants_auth_failures_total', { cause: 'missing_credentials' }),
       authInvalid: valueOf(scraped, 'plants_auth_failures_total', { cause: 'invalid_token' }),
       shed: valueOf(scraped, 'plants_requests_shed_total'),
       rateLimited: valueOf(scraped, 'plants_requests_rate_limited_total'),
       inFlight: valueOf(scraped, 'http_requests_in_flight'),
-    }).toEqual({ invalidField: 1, missing: 2, invalidToken: 1, notAllowed: 1, notFound: 1, authMissing: 2, authInvalid: 1, shed: 0, rateLimited: 0, inFlight: 0 });
+    }).toEqual({ invalidField: 1, missing: 2, invalidToken: 1, notAllowed: 1, notFound: 1, plantNotFound: 1, authMissing: 2, authInvalid: 1, shed: 0, rateLimited: 0, inFlight: 0 });
   });
 
-  it('when creates were committed, then the group-commit histograms hold the three rows', () => {
+  it('when creates were committed, then the group-commit histograms hold the four rows', () => {
     const commits = valueOf(scraped, 'plants_store_commit_batch_rows_count');
 
-    // Each create was awaited before the next: three commits of one row each.
+    // Each create was awaited before the next: four commits of one row each; reads commit nothing.
     expect({
       rows: valueOf(scraped, 'plants_store_commit_batch_rows_sum'),
       commits,
       timed: valueOf(scraped, 'plants_store_commit_duration_seconds_count'),
       oneRowBucket: bucketsOf(scraped, 'plants_store_commit_batch_rows').find(([le]) => le === '1')?.[1],
-    }).toEqual({ rows: 3, commits: 3, timed: 3, oneRowBucket: 3 });
+    }).toEqual({ rows: 4, commits: 4, timed: 4, oneRowBucket: 4 });
     expect(valueOf(scraped, 'plants_store_commit_duration_seconds_sum')).toBeGreaterThan(0);
   });
 

@@ -70,7 +70,7 @@ describe('GET /openapi.json', () => {
       ['/plants', 'post', await rawRequest(app.url, { headers: { ...bearer(), 'Content-Type': 'application/json; charset=latin1' }, body: '{}' })],
       ['/plants', 'post', await app.request.post('/plants')],
       ['/plants', 'post', await app.request.post('/plants').set('Authorization', 'Bearer nope')],
-      ['/plants', 'post', await app.request.get('/plants').set(bearer())],
+      ['/plants', 'post', await app.request.put('/plants').set(bearer())],
       ['/plants', 'post', await app.request.get('/nowhere').set(bearer())],
       ['/healthz', 'get', await app.request.get('/healthz')],
       ['/readyz', 'get', await app.request.get('/readyz')],
@@ -79,6 +79,45 @@ describe('GET /openapi.json', () => {
 
     expect(responses.map(([, , response]) => response.status)).toEqual([200, 400, 400, 400, 400, 400, 400, 400, 401, 401, 405, 404, 200, 200, 429]);
     for (const [path, method, response] of responses) expectDocumented(path, method, response);
+  });
+
+  it('when real responses of the read and delete operations come back, then each validates against the document', async () => {
+    const plant = aNewPlant();
+    await postPlant(app, plant);
+    await postPlant(app, aNewPlant({ tag: undefined }));
+    const responses: [string, string, { status: number; body: unknown }][] = [
+      ['/plants', 'get', await app.request.get('/plants?limit=2').set(bearer())],
+      ['/plants', 'get', await app.request.get('/plants?limit=0').set(bearer())],
+      ['/plants', 'get', await app.request.get('/plants')],
+      ['/plants/{id}', 'get', await app.request.get(`/plants/${plant.id as number}`).set(bearer())],
+      ['/plants/{id}', 'get', await app.request.get('/plants/01').set(bearer())],
+      ['/plants/{id}', 'get', await app.request.get('/plants/1').set(bearer())],
+      ['/plants/{id}', 'get', await app.request.get('/plants/1').set('Authorization', 'Bearer nope')],
+      ['/plants/{id}', 'delete', await app.request.delete(`/plants/${plant.id as number}`).set(bearer())],
+      ['/plants/{id}', 'delete', await app.request.delete(`/plants/${plant.id as number}`).set(bearer())],
+      ['/plants/{id}', 'delete', await app.request.put('/plants/1').set(bearer())],
+      ['/plants/{id}', 'get', (await limited.request.get('/plants/1').set(bearer()), await limited.request.get('/plants/1').set(bearer()))],
+    ];
+
+    expect(responses.map(([, , response]) => response.status)).toEqual([200, 400, 401, 200, 400, 404, 401, 204, 404, 405, 429]);
+    for (const [path, method, response] of responses) {
+      if (response.status !== 204) expectDocumented(path, method, response);
+    }
+    expect(Object.keys(document.paths['/plants/{id}'].delete.responses)).toContain('204');
+  });
+
+  it('when the list is documented, then limit, after and tag are its query parameters and Link a response header', () => {
+    const list = document.paths['/plants'].get;
+
+    expect(list.parameters).toEqual([
+      expect.objectContaining({ name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } }),
+      expect.objectContaining({ name: 'after', in: 'query', required: false, schema: { type: 'integer', format: 'int64' } }),
+      expect.objectContaining({ name: 'tag', in: 'query', required: false, schema: expect.objectContaining({ type: 'string', minLength: 1, maxLength: 100 }) }),
+    ]);
+    expect(document.paths['/plants/{id}'].parameters).toEqual([
+      expect.objectContaining({ name: 'id', in: 'path', required: true, schema: { type: 'integer', format: 'int64' } }),
+    ]);
+    expect(Object.keys(list.responses['200'].headers)).toEqual(expect.arrayContaining(['Link', 'Cache-Control']));
   });
 
   it('when the document says what a body may be, then the service agrees on each sample', async () => {

@@ -30,16 +30,32 @@ describe('the error catalogue', () => {
     expect(codes.every((code) => Number.isInteger(code) && code >= -(2 ** 31) && code < 2 ** 31)).toBe(true);
   });
 
-  it('when compared with the OpenAPI document, then every code is documented under its status for POST /plants', () => {
-    const responses = (buildOpenApiDocument() as any).paths['/plants'].post.responses;
-    const documented = Object.entries(responses)
-      .filter(([status]) => status !== '200')
+  it('when compared with the OpenAPI document, then every code is documented under its status by the plant operations', () => {
+    const paths = (buildOpenApiDocument() as any).paths;
+    const operations = [paths['/plants'].post, paths['/plants'].get, paths['/plants/{id}'].get, paths['/plants/{id}'].delete];
+    const documented = operations
+      .flatMap((operation) => Object.entries(operation.responses))
+      .filter(([status]) => Number(status) >= 400)
       .flatMap(([status, response]: [string, any]) =>
         (response.content['application/json'].schema.allOf[1].properties.error.enum as number[]).map((code) => ({ code, status: Number(status) })),
-      )
-      .sort((a, b) => a.code - b.code);
+      );
+    const unique = [...new Map(documented.map((row) => [row.code, row])).values()].sort((a, b) => a.code - b.code);
 
-    expect(documented).toEqual(catalogueRows.map(({ code, status }) => ({ code, status })).sort((a, b) => a.code - b.code));
+    expect(unique).toEqual(catalogueRows.map(({ code, status }) => ({ code, status })).sort((a, b) => a.code - b.code));
+  });
+
+  it('when the read and delete operations are documented, then they list the parameter and not-found codes and none of the body codes', () => {
+    const paths = (buildOpenApiDocument() as any).paths;
+    const codes = (operation: any) =>
+      Object.entries(operation.responses)
+        .filter(([status]) => Number(status) >= 400)
+        .flatMap(([, response]: [string, any]) => response.content['application/json'].schema.allOf[1].properties.error.enum as number[]);
+
+    for (const operation of [paths['/plants'].get, paths['/plants/{id}'].get, paths['/plants/{id}'].delete]) {
+      expect(codes(operation)).toEqual(expect.arrayContaining([40012, 40402, 40101, 40102, 42901, 50001, 50301]));
+      expect(codes(operation).filter((code) => code >= 40001 && code <= 40007)).toEqual([]);
+    }
+    expect(codes(paths['/plants'].post)).not.toEqual(expect.arrayContaining([40012]));
   });
 });
 

@@ -1,0 +1,162 @@
+import pino from 'pino';
+import { SqlitePlantRepository } from '../../src/plants/plant.repository.sqlite';
+import { aNewPlant, uniqueId } from '../helpers/plants';
+import { bearer, postPlant, startTestApp, storedRows, type TestApp } from '../helpers/test-app';
+
+let app: TestApp;
+
+beforeAll(async () => {
+  app = await startTestApp({ LOG_LEVEL: 'debug' });
+});
+
+afterAll(async () => {
+  await app.close();
+});
+
+const remove = (id: number | string) => app.request.delete(`/plants/${id}`).set(bearer());
+const fetch = (id: number | string) => app.request.get(`/plants/${id}`).set(bearer());
+const onDisk = (id: number | string) => storedRows(app).some((row) => row.id === BigInt(id));
+
+describe('DELETE /plants/{id}', () => {
+  it('when the plant exists, then it answers 204 with no body, the row is gone from disk and a fetch is 404', async () => {
+    const plant = aNewPlant();
+    await postPlant(app, plant);
+
+    const response = await remove(plant.id as number);
+    const after = await fetch(plant.id as number);
+
+    expect({ status: response.status, text: response.text, type: response.headers['content-type'] }).toEqual({ status: 204, text: '', type: undefined });
+    expect(onDisk(plant.id as number)).toBe(false);
+    expect({ status: after.status, body: after.body }).toEqual({ status: 404, body: { error: 40402, message: `id: no plant has id ${plant.id as number}.` } });
+  });
+
+  it('when the same plant is deleted twice, then the second answers 404 with the plant-not-found code', async () => {
+    const plant = aNewPlant();
+    await postPlant(app, plant);
+
+    const first = await remove(plant.id as number);
+    const second = await remove(plant.id as number);
+
+    expect([first.status, second.status, second.body]).toEqual([204, 404, { error: 40402, message: `id: no plant has id ${plant.id as number}.` }]);
+  });
+
+  it('when no plant ever had the id, then it answers 404 and nothing changes', async () => {
+    const before = storedRows(app).length;
+
+    const response = await remove(uniqueId());
+
+    expect({ status: response.status, error: response.body.error }).toEqual({ status: 404, error: 40402 });
+    expect(storedRows(app)).toHaveLength(before);
+  });
+
+  it('when a deleted id is created again with another name, then it is a new plant, not a conflict', async () => {
+    const plant = aNewPlant({ name: 'Old', tag: 'old' });
+    await postPlant(app, plant);
+    await remove(plant.id as number);
+
+    const created = await postPlant(app, { id: plant.id, name: 'New' });
+    const fetched = await fetch(plant.id as number);
+
+    expect({ status: created.status, body: created.body }).toEqual({ status: 200, body: { name: 'New' } });
+    expect(fetched.body).toEqual({ id: plant.id, name: 'New' });
+  });
+
+  it.each(['9223372036854775807', '-9223372036854775808', '9007199254740993'])('when the id is the int64 edge %s, then exactly that plant is deleted', async (id) => {
+    await postPlant(app, `{"id": ${id}, "name": "Edge"}`);
+    const neighbour = (BigInt(id) > 0n ? BigInt(id) - 1n : BigInt(id) + 1n).toString();
+    await postPlant(app, `{"id": ${neighbour}, "name": "Neighbour"}`);
+
+    const response = await remove(id);
+
+    expect(response.status).toBe(204);
+    expect([onDisk(id), onDisk(neighbour)]).toEqual([false, true]);
+  });
+
+  it.each(['abc', '1.5', '01', '+1', '9223372036854775808'])('when the id is %s, then it answers 400 naming id and deletes nothing', async (id) => {
+    const before = storedRows(app).length;
+
+    const response = await remove(encodeURIComponent(id));
+
+    expect({ status: response.status, body: response.body }).toEqual({
+      status: 400,
+      body: { error: 40012, message: 'id: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros)' },
+    });
+    expect(storedRows(app)).toHaveLength(before);
+  });
+
+  it('when the id is empty, then it answers 400 naming id', async () => {
+    const response = await app.request.delete('/plants/').set(bearer());
+
+    expect({ status: response.status, error: response.body.error, message: response.body.message }).toEqual({
+      status: 400,
+      error: 40012,
+      message: "id: is empty; send /plants/{id} with the plant's id, or GET /plants to list.",
+    });
+  });
+
+  it('when no token is sent, then it answers 401 and deletes nothing', async () => {
+    const plant = aNewPlant();
+    await postPlant(app, plant);
+
+    const response = await app.request.delete(`/plants/${plant.id as number}`);
+
+    expect({ status: response.status, error: response.body.error }).toEqual({ status: 401, error: 40101 });
+    expect(onDisk(plant.id as number)).toBe(true);
+  });
+
+  it('when creates and deletes arrive together, then each is answered after a group commit that holds it', async () => {
+    const plants = Array.from({ length: 10 }, () => aNewPlant());
+    for (const plant of plants.slice(0, 5)) await postPlant(app, plant);
+    const commits = () => app.logs.filter((line) => line.msg === 'group commit') as unknown as { rows: number }[];
+    const before = commits().length;
+
+    const responses = await Promise.all([
+      ...plants.slice(0, 5).map((plant) => remove(plant.id as number)),
+      ...plants.slice(5).map((plant) => postPlant(app, plant)),
+    ]);
+
+    expect(responses.map((response) => response.status)).toEqual([204, 204, 204, 204, 204, 200, 200, 200, 200, 200]);
+    const batches = commits().slice(before).map((batch) => batch.rows);
+    expect(batches.reduce((sum, rows) => sum + rows, 0)).toBe(10);
+    expect(plants.map((plant) => onDisk(plant.id as number))).toEqual([false, false, false, false, false, true, true, true, true, true]);
+  });
+});
+
+describe('group commit order of creates and deletes', () => {
+  // The store on its own, so both writes surely land in one event-loop turn; HTTP cannot promise that.
+  const store = () => new SqlitePlantRepository(app.db, pino({ level: 'silent' }));
+
+  it('when a create and then a delete of one id arrive in one turn, then the plant is created and then gone', async () => {
+    const repository = store();
+    const plant = { id: BigInt(uniqueId()), name: 'Brief' };
+
+    const [created, deleted] = await Promise.all([repository.insertOrGet(plant), repository.delete(plant.id)]);
+
+    expect([created.created, deleted]).toEqual([true, true]);
+    expect(onDisk(plant.id.toString())).toBe(false);
+  });
+
+  it('when a delete and then a create of one id arrive in one turn, then the delete finds nothing and the plant stays', async () => {
+    const repository = store();
+    const plant = { id: BigInt(uniqueId()), name: 'Late' };
+
+    const [deleted, created] = await Promise.all([repository.delete(plant.id), repository.insertOrGet(plant)]);
+
+    expect([deleted, created.created]).toEqual([false, true]);
+    expect(onDisk(plant.id.toString())).toBe(true);
+  });
+
+  it('when create, delete, create of one id arrive in one turn, then the second create is a new plant, not a conflict', async () => {
+    const repository = store();
+    const id = BigInt(uniqueId());
+
+    const [first, deleted, second] = await Promise.all([
+      repository.insertOrGet({ id, name: 'First' }),
+      repository.delete(id),
+      repository.insertOrGet({ id, name: 'Second' }),
+    ]);
+
+    expect([first.created, deleted, second]).toEqual([true, true, { created: true, stored: { name: 'Second' } }]);
+    expect(storedRows(app).find((row) => row.id === id)?.name).toBe('Second');
+  });
+});

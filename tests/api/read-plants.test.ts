@@ -1,0 +1,297 @@
+import { aNewPlant, uniqueId } from '../helpers/plants';
+import { bearer, postPlant, startTestApp, type TestApp } from '../helpers/test-app';
+
+let app: TestApp;
+
+beforeAll(async () => {
+  app = await startTestApp();
+});
+
+afterAll(async () => {
+  await app.close();
+});
+
+const get = (path: string) => app.request.get(path).set(bearer());
+
+describe('GET /plants/{id}', () => {
+  it('when the plant exists, then it answers 200 with id, name and tag, not to be cached', async () => {
+    const plant = aNewPlant({ name: 'Ficus lyrata', tag: 'indoor' });
+    await postPlant(app, plant);
+
+    const response = await get(`/plants/${plant.id as number}`);
+
+    expect({ status: response.status, type: response.type, cache: response.headers['cache-control'], text: response.text }).toEqual({
+      status: 200,
+      type: 'application/json',
+      cache: 'no-store',
+      text: `{"id":${plant.id as number},"name":"Ficus lyrata","tag":"indoor"}`,
+    });
+  });
+
+  it('when the plant has no tag, then tag is left out', async () => {
+    const { tag: _tag, ...plant } = aNewPlant({ name: 'Aloe "vera"\u00e9\u{1F335}' });
+    await postPlant(app, plant);
+
+    const response = await get(`/plants/${plant.id as number}`);
+
+    expect({ status: response.status, body: response.body }).toEqual({ status: 200, body: { id: plant.id, name: 'Aloe "vera"\u00e9\u{1F335}' } });
+  });
+
+  it('when no plant has the id, then it answers 404 with the plant-not-found code', async () => {
+    const id = uniqueId();
+
+    const response = await get(`/plants/${id}`);
+
+    expect({ status: response.status, body: response.body }).toEqual({
+      status: 404,
+      body: { error: 40402, message: `id: no plant has id ${id}.` },
+    });
+  });
+
+  it.each([
+    ['9007199254740993'],
+    ['-9223372036854775808'],
+    ['9223372036854775807'],
+    ['0'],
+  ])('when the id is the int64 edge %s, then the body carries it digit for digit as a JSON number', async (id) => {
+    await postPlant(app, `{"id": ${id}, "name": "Edge ${id}"}`);
+
+    const response = await get(`/plants/${id}`);
+
+    expect({ status: response.status, text: response.text }).toEqual({ status: 200, text: `{"id":${id},"name":"Edge ${id}"}` });
+  });
+
+  it.each([
+    ['abc', '/plants/abc'],
+    ['1.5', '/plants/1.5'],
+    ['9223372036854775808', '/plants/9223372036854775808'],
+    ['-9223372036854775809', '/plants/-9223372036854775809'],
+    ['01', '/plants/01'],
+    ['+1', '/plants/+1'],
+    ['-0', '/plants/-0'],
+    ['1e3', '/plants/1e3'],
+    ['%20 1', '/plants/%201'],
+    ['a 20-digit number', '/plants/12345678901234567890'],
+  ])('when the id is %s, then it answers 400 naming id, never 404 or 500', async (_case, path) => {
+    const response = await get(path);
+
+    expect({ status: response.status, body: response.body }).toEqual({
+      status: 400,
+      body: {
+        error: 40012,
+        message: 'id: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros)',
+      },
+    });
+  });
+
+  it('when the id is empty, then it answers 400 naming id', async () => {
+    const response = await get('/plants/');
+
+    expect({ status: response.status, body: response.body }).toEqual({
+      status: 400,
+      body: { error: 40012, message: "id: is empty; send /plants/{id} with the plant's id, or GET /plants to list." },
+    });
+  });
+
+  it('when HEAD is sent, then it answers the headers of GET with no body', async () => {
+    const plant = aNewPlant();
+    await postPlant(app, plant);
+    const full = await get(`/plants/${plant.id as number}`);
+
+    const response = await app.request.head(`/plants/${plant.id as number}`).set(bearer());
+
+    expect({ status: response.status, length: response.headers['content-length'], cache: response.headers['cache-control'], text: response.text }).toEqual({
+      status: 200,
+      length: String(Buffer.byteLength(full.text)),
+      cache: 'no-store',
+      text: undefined,
+    });
+  });
+
+  it('when a plant is created, then that response is not to be cached either', async () => {
+    const response = await postPlant(app, aNewPlant());
+
+    expect({ status: response.status, cache: response.headers['cache-control'] }).toEqual({ status: 200, cache: 'no-store' });
+  });
+
+  it('when reads, deletes and creates come from one token, then they count against one rate limit', async () => {
+    const limited = await startTestApp({ RATE_LIMIT_PER_MINUTE: '3' });
+    const plant = aNewPlant();
+    try {
+      const statuses = [
+        (await postPlant(limited, plant)).status,
+        (await limited.request.get(`/plants/${plant.id as number}`).set(bearer())).status,
+        (await limited.request.delete(`/plants/${plant.id as number}`).set(bearer())).status,
+        (await limited.request.get('/plants').set(bearer())).status,
+      ];
+
+      expect(statuses).toEqual([200, 200, 204, 429]);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('when no token is sent, then it answers 401 like a create', async () => {
+    const response = await app.request.get('/plants/1');
+
+    expect({ status: response.status, error: response.body.error }).toEqual({ status: 401, error: 40101 });
+  });
+});
+
+describe('GET /plants', () => {
+  let shelf: TestApp;
+  const ids: number[] = [];
+  beforeAll(async () => {
+    shelf = await startTestApp();
+    // Created out of order, listed in ascending id; every third without a tag, every fifth tagged "rare".
+    const base = 1_000_000;
+    const order = Array.from({ length: 30 }, (_, index) => base + ((index * 7) % 30));
+    for (const id of order) {
+      const tag = id % 3 === 0 ? undefined : id % 5 === 0 ? 'rare' : 'common';
+      await postPlant(shelf, tag === undefined ? { id, name: `Plant ${id}` } : { id, name: `Plant ${id}`, tag });
+    }
+    ids.push(...[...order].sort((a, b) => a - b));
+  });
+  afterAll(async () => {
+    await shelf.close();
+  });
+  const list = (path: string) => shelf.request.get(path).set(bearer());
+  const expected = (id: number) => (id % 3 === 0 ? { id, name: `Plant ${id}` } : { id, name: `Plant ${id}`, tag: id % 5 === 0 ? 'rare' : 'common' });
+
+  it('when called with no parameters, then it answers up to 100 plants in ascending id, with no next link', async () => {
+    const response = await list('/plants');
+
+    expect({ status: response.status, type: response.type, cache: response.headers['cache-control'], link: response.headers.link, body: response.body }).toEqual({
+      status: 200,
+      type: 'application/json',
+      cache: 'no-store',
+      link: undefined,
+      body: ids.map(expected),
+    });
+  });
+
+  it('when limit cuts the list, then a Link rel=next built from the request path points after the last id', async () => {
+    const response = await list('/plants?limit=4&unknown=1');
+
+    expect({ status: response.status, link: response.headers.link, body: response.body }).toEqual({
+      status: 200,
+      link: `</plants?limit=4&after=${ids[3]}>; rel="next"`,
+      body: ids.slice(0, 4).map(expected),
+    });
+  });
+
+  it('when after is given, then only greater ids come, and the last page has no next link', async () => {
+    const response = await list(`/plants?after=${ids[25]}&limit=4`);
+
+    expect({ status: response.status, link: response.headers.link, body: response.body }).toEqual({
+      status: 200,
+      link: undefined,
+      body: ids.slice(26).map(expected),
+    });
+  });
+
+  it('when the page ends exactly at the last plant, then there is no next link', async () => {
+    const response = await list(`/plants?after=${ids[19]}&limit=10`);
+
+    expect({ link: response.headers.link, count: response.body.length }).toEqual({ link: undefined, count: 10 });
+  });
+
+  it('when tag is given, then only that tag comes, and the next link keeps it, encoded', async () => {
+    const rare = ids.filter((id) => id % 3 !== 0 && id % 5 === 0);
+    const first = await list('/plants?tag=rare&limit=2');
+    const noMatch = await list(`/plants?tag=${encodeURIComponent('rare & "odd"')}`);
+
+    expect({ status: first.status, link: first.headers.link, body: first.body }).toEqual({
+      status: 200,
+      link: `</plants?limit=2&after=${rare[1]}&tag=rare>; rel="next"`,
+      body: rare.slice(0, 2).map(expected),
+    });
+    expect({ status: noMatch.status, body: noMatch.body }).toEqual({ status: 200, body: [] });
+  });
+
+  it('when the Link header is followed verbatim, then it walks every plant once, in order, to a page with no link', async () => {
+    const seen: number[] = [];
+    let path: string | undefined = '/plants?limit=7';
+    let pages = 0;
+
+    while (path !== undefined) {
+      const response = await list(path);
+      expect(response.status).toBe(200);
+      seen.push(...(response.body as { id: number }[]).map((plant) => plant.id));
+      path = /^<([^>]+)>; rel="next"$/.exec(response.headers.link ?? '')?.[1];
+      pages += 1;
+    }
+
+    expect({ pages, seen }).toEqual({ pages: 5, seen: ids });
+  });
+
+  it('when the request came in on another path spelling, then the link is built from that path', async () => {
+    const response = await list('/PLANTS?limit=1');
+
+    expect(response.headers.link).toBe(`</PLANTS?limit=1&after=${ids[0]}>; rel="next"`);
+  });
+
+  it('when HEAD is sent, then it answers the headers of GET, Link included, with no body', async () => {
+    const response = await shelf.request.head('/plants?limit=2').set(bearer());
+
+    expect({ status: response.status, link: response.headers.link, cache: response.headers['cache-control'], text: response.text }).toEqual({
+      status: 200,
+      link: `</plants?limit=2&after=${ids[1]}>; rel="next"`,
+      cache: 'no-store',
+      text: undefined,
+    });
+  });
+
+  it.each([
+    ['limit=0', 'limit: must be an integer from 1 to 1000'],
+    ['limit=-1', 'limit: must be an integer from 1 to 1000'],
+    ['limit=1001', 'limit: must be an integer from 1 to 1000'],
+    ['limit=abc', 'limit: must be an integer from 1 to 1000'],
+    ['limit=1.5', 'limit: must be an integer from 1 to 1000'],
+    ['limit=', 'limit: must be an integer from 1 to 1000'],
+    ['limit=010', 'limit: must be an integer from 1 to 1000'],
+    ['limit=1&limit=2', 'limit: must be given once'],
+    ['after=abc', 'after: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros)'],
+    ['after=9223372036854775808', 'after: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros)'],
+    ['after=%2B1', 'after: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros)'],
+    ['after=1&after=2', 'after: must be given once'],
+    ['tag=', 'tag: must have at least one non-whitespace character'],
+    ['tag=%01', 'tag: must not contain control characters (U+0000 to U+001F, U+007F)'],
+    [`tag=${'t'.repeat(101)}`, 'tag: must be at most 100 characters (Unicode code points)'],
+    ['tag=a&tag=b', 'tag: must be given once'],
+  ])('when the query is %s, then it answers 400 naming the parameter', async (query, message) => {
+    const response = await list(`/plants?${query}`);
+
+    expect({ status: response.status, body: response.body }).toEqual({ status: 400, body: { error: 40012, message } });
+  });
+
+  it('when 1000 is the limit and after is the lowest int64, then it is accepted', async () => {
+    const response = await list('/plants?limit=1000&after=-9223372036854775808');
+
+    expect({ status: response.status, count: response.body.length }).toEqual({ status: 200, count: ids.length });
+  });
+});
+
+describe('int64 ids across create, list, fetch and delete', () => {
+  it('when plants have ids at the int64 edges, then the list writes each id exactly, and each can be fetched and deleted', async () => {
+    const edges = ['-9223372036854775808', '-9007199254740993', '9007199254740993', '9223372036854775807'];
+    const edgeApp = await startTestApp();
+    try {
+      for (const id of edges) expect((await postPlant(edgeApp, `{"id": ${id}, "name": "n${id}"}`)).status).toBe(200);
+
+      const listed = await edgeApp.request.get('/plants').set(bearer());
+      const page = await edgeApp.request.get('/plants?limit=1&after=9007199254740993').set(bearer());
+      const fetched = await edgeApp.request.get('/plants/9223372036854775807').set(bearer());
+      const deleted = await edgeApp.request.delete('/plants/-9223372036854775808').set(bearer());
+      const after = await edgeApp.request.get('/plants').set(bearer());
+
+      expect(listed.text).toBe(`[${edges.map((id) => `{"id":${id},"name":"n${id}"}`).join(',')}]`);
+      expect(page.text).toBe('[{"id":9223372036854775807,"name":"n9223372036854775807"}]');
+      expect(fetched.text).toBe('{"id":9223372036854775807,"name":"n9223372036854775807"}');
+      expect(deleted.status).toBe(204);
+      expect(after.text).toBe(`[${edges.slice(1).map((id) => `{"id":${id},"name":"n${id}"}`).join(',')}]`);
+    } finally {
+      await edgeApp.close();
+    }
+  });
+});

@@ -1,0 +1,52 @@
+import { rawRequest } from '../helpers/raw-request';
+import { nginxAvailable, startNginx } from '../helpers/nginx';
+import { startServer, type ServerProcess } from '../helpers/server-process';
+import { TOKEN } from '../helpers/test-app';
+
+const haveNginx = nginxAvailable();
+if (!haveNginx && process.env.CI) throw new Error('nginx is not installed; .ci/run installs it');
+const describeWithNginx = haveNginx ? describe : describe.skip;
+if (!haveNginx) console.warn('nginx not installed: skipping tests/process/paging-behind-nginx.test.ts (apt-get install nginx-light)');
+
+describeWithNginx('reads and deletes behind nginx with docker/nginx.conf', () => {
+  let server: ServerProcess;
+  let proxy: { url: string; stop: () => Promise<void> };
+  const headers = { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' };
+  const ids = [11, 12, 13, 14, 15];
+
+  beforeAll(async () => {
+    server = await startServer({ TRUST_PROXY: '1' });
+    proxy = await startNginx(Number(new URL(server.url).port));
+    for (const id of ids) await rawRequest(proxy.url, { headers, body: JSON.stringify({ id, name: `Proxied ${id}` }) });
+  });
+
+  afterAll(async () => {
+    await proxy.stop();
+    await server.stop();
+  });
+
+  it('when the next link is resolved against the proxy URL the client used, then it walks every plant through the proxy', async () => {
+    const seen: unknown[] = [];
+    const links: string[] = [];
+    let url: string | undefined = `${proxy.url}/plants?limit=2`;
+
+    while (url !== undefined) {
+      const response = await rawRequest(url, { method: 'GET', path: '', headers });
+      expect(response.status).toBe(200);
+      seen.push(...(response.body as unknown[]));
+      const link = /^<([^>]+)>; rel="next"$/.exec(String(response.headers.link ?? ''))?.[1];
+      if (link !== undefined) links.push(link);
+      url = link === undefined ? undefined : new URL(link, url).href;
+    }
+
+    expect(seen).toEqual(ids.map((id) => ({ id, name: `Proxied ${id}` })));
+    expect(links).toEqual(['/plants?limit=2&after=12', '/plants?limit=2&after=14']);
+  });
+
+  it('when a plant is deleted through the proxy, then it answers 204 and a fetch then answers 404', async () => {
+    const deleted = await rawRequest(proxy.url, { method: 'DELETE', path: '/plants/15', headers });
+    const fetched = await rawRequest(proxy.url, { method: 'GET', path: '/plants/15', headers });
+
+    expect([deleted.status, deleted.body, fetched.status, fetched.body]).toEqual([204, undefined, 404, { error: 40402, message: 'id: no plant has id 15.' }]);
+  });
+});
