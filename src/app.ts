@@ -1,9 +1,9 @@
 import cors from 'cors';
 import express, { type Express } from 'express';
+import { createAuth, readCredentials, type StaticTokenStore } from './auth';
 import type { Config } from './config';
 import type { Db } from './db/database';
 import type { Migration } from './db/migrate';
-import { bearerAuth, createCredentialReader } from './http/auth.middleware';
 import { errorMiddleware } from './http/error.middleware';
 import { allowedMethods, methodNotAllowed, notFound } from './http/fallback.handlers';
 import { healthRoutes } from './http/health.routes';
@@ -26,12 +26,13 @@ export type AppDeps = {
   db: Db;
   migrations: readonly Migration[];
   lifecycle: Lifecycle;
+  tokens: StaticTokenStore;
 };
 
 const PLANTS_ALLOW = 'POST, OPTIONS';
 
 /** Builds the whole HTTP app from its dependencies; reads no environment and listens on nothing. */
-export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps): Express {
+export function createApp({ config, logger, db, migrations, lifecycle, tokens }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -60,9 +61,10 @@ export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps
 
   // Health checks stay answerable under overload; everything after this line may be shed.
   if (config.loadShedLagMs > 0) app.use(loadShedding(config.loadShedLagMs));
-  const readCredentials = createCredentialReader(config.authTokens);
+  const auth = createAuth(config, tokens, logger);
+  app.use(auth.identify);
   if (config.rateLimitPerMinute > 0) app.use(rateLimitPerMinute(config.rateLimitPerMinute, readCredentials));
-  app.use(bearerAuth(readCredentials));
+  app.use(auth.authorize);
 
   const controller = new PlantController(new PlantService(new SqlitePlantRepository(db, logger)));
   plantRoutes(app, controller, jsonBody(config.bodyLimitBytes), methodNotAllowed(PLANTS_ALLOW));

@@ -12,6 +12,8 @@ export const catalogue = {
   id_conflict: { code: 40007, status: 400, message: 'id: a plant with this id already exists with another name or tag.' },
   missing_credentials: { code: 40101, status: 401, message: 'Send Authorization: Bearer <token>.' },
   invalid_token: { code: 40102, status: 401, message: 'The bearer token is not valid.' },
+  token_expired: { code: 40103, status: 401, message: 'The access token has expired; get a new one from the identity provider.' },
+  insufficient_scope: { code: 40301, status: 403, message: 'The token lacks the scope this request needs.' },
   not_found: { code: 40401, status: 404, message: 'There is nothing at this path.' },
   method_not_allowed: { code: 40501, status: 405, message: 'This method is not allowed on this path.' },
   rate_limited: { code: 42901, status: 429, message: 'Too many requests; retry after the number of seconds in Retry-After.' },

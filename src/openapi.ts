@@ -64,7 +64,15 @@ export function buildOpenApiDocument(): JsonSchema {
       description: 'Keeps a store of plants. Every error answers the Error body; the codes are listed per status.',
     },
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description:
+            'A JWT access token from the identity provider (AUTH_JWKS_URL), whose `scope` or `scp` claim grants plants:read and/or plants:write; or a static token (AUTH_TOKENS, AUTH_TOKENS_FILE) with the scopes its line lists. Each operation lists the scope it needs.',
+        },
+      },
       schemas: componentSchemas(),
     },
     security: [{ bearerAuth: [] }],
@@ -73,6 +81,8 @@ export function buildOpenApiDocument(): JsonSchema {
         post: {
           operationId: 'addPlant',
           summary: 'Create a plant; re-sending the identical plant is a safe retry.',
+          // OpenAPI 3.1 lets a non-OAuth scheme list the roles an operation needs: here, the scope.
+          security: [{ bearerAuth: ['plants:write'] }],
           requestBody: {
             required: true,
             content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPlant' } } },
@@ -88,6 +98,14 @@ export function buildOpenApiDocument(): JsonSchema {
               headers: {
                 'WWW-Authenticate': {
                   description: 'Bearer realm="plants", with error="invalid_token" when a token was presented (RFC 6750).',
+                  schema: { type: 'string' },
+                },
+              },
+            }),
+            '403': errorResponse(403, {
+              headers: {
+                'WWW-Authenticate': {
+                  description: 'Bearer realm="plants", error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1).',
                   schema: { type: 'string' },
                 },
               },

@@ -6,6 +6,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import supertest from 'supertest';
 import { createApp } from '../../src/app';
+import { StaticTokenStore } from '../../src/auth';
 import { loadConfig } from '../../src/config';
 import { openDatabase, type Db } from '../../src/db/database';
 import { loadMigrations, migrate } from '../../src/db/migrate';
@@ -61,7 +62,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     },
   });
   const lifecycle: Lifecycle = { shuttingDown: false };
-  const app = createApp({ config, logger, db, migrations, lifecycle });
+  const app = createApp({ config, logger, db, migrations, lifecycle, tokens: new StaticTokenStore(config) });
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
