@@ -105,7 +105,7 @@ export function buildOpenApiDocument(): JsonSchema {
             '403': errorResponse(403, {
               headers: {
                 'WWW-Authenticate': {
-                  description: 'Bearer realm="plants", error="insufficient_scope", scope="<the scope needed>" (RFC 6750 §3.1).',
+                  description: 'Bearer realm="plants", error="insufficient_scope", scope="plants:write" (or "plants:read"): the scope the method needs (RFC 6750 §3.1).',
                   schema: { type: 'string' },
                 },
               },
