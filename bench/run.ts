@@ -7,11 +7,13 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createSection } from './create.section';
+import { jwtSection } from './jwt.section';
 import { ROOT, work, type SectionResult } from './lib';
 
 // Add a section here: its name (for BENCH_ONLY) and the function that measures it.
 const SECTIONS: Record<string, () => Promise<SectionResult>> = {
   create: createSection,
+  jwt: jwtSection,
 };
 
 async function main(): Promise<void> {
