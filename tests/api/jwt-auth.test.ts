@@ -1,3 +1,4 @@
+import Ajv2020 from 'ajv/dist/2020';
 import { aNewPlant } from '../helpers/plants';
 import { ALGS, hmacSigned, startIdentityProvider, type IdentityProvider } from '../helpers/identity-provider';
 import { OTHER_TOKEN, startTestApp, storedRows, type TestApp } from '../helpers/test-app';
@@ -179,5 +180,30 @@ describe('rate limit with JWTs', () => {
     const other = await post(limited, await idp.mint({ sub: 'quiet-user' }));
 
     expect({ statuses, other: other.status }).toEqual({ statuses: [200, 200, 429], other: 200 });
+  });
+});
+
+describe('the OpenAPI document on JWTs and scopes', () => {
+  it('when fetched, then it accepts JWT bearers, names the scope of POST /plants and documents the real 401 and 403', async () => {
+    const document = (await app.request.get('/openapi.json')).body;
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    ajv.addSchema(document, 'openapi.json');
+    const expired = await post(app, await idp.mint({ exp: now() - 120 }));
+    const forbidden = await post(app, await idp.mint({ scope: 'plants:read' }));
+
+    const valid = (status: number, body: unknown) => ajv.getSchema(`openapi.json#/paths/~1plants/post/responses/${status}/content/application~1json/schema`)?.(body);
+
+    expect({
+      scheme: document.components.securitySchemes.bearerAuth,
+      security: document.paths['/plants'].post.security,
+      expired: [expired.status, valid(401, expired.body)],
+      forbidden: [forbidden.status, valid(403, forbidden.body)],
+    }).toEqual({
+      scheme: expect.objectContaining({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' }),
+      security: [{ bearerAuth: ['plants:write'] }],
+      expired: [401, true],
+      forbidden: [403, true],
+    });
+    expect(document.paths['/plants'].post.responses['403'].headers['WWW-Authenticate']).toBeDefined();
   });
 });
