@@ -123,6 +123,17 @@ describe('rotating AUTH_TOKENS_FILE without a restart', () => {
   });
 });
 
+describe('AUTH_TOKENS_FILE at start', () => {
+  it('when the file cannot be read, then the process refuses to start and names the variable', async () => {
+    const server = await startServer({ AUTH_TOKENS: '', AUTH_TOKENS_FILE: path.join(tempDataDir(), 'missing'), NODE_ENV: 'production' }, { expectListening: false });
+
+    const { code } = await server.exited;
+
+    expect(code).toBe(1);
+    expect(server.lines.find((line) => line.level === 60)?.msg).toMatch(/^cannot start: AUTH_TOKENS_FILE: cannot read .*missing \(ENOENT\)$/);
+  });
+});
+
 describe('npm run token', () => {
   const mint = (...scopes: string[]) => {
     const output = execFileSync(process.execPath, [path.join(ROOT, 'dist', 'auth', 'token.cli.js'), ...scopes], { encoding: 'utf8' });
