@@ -23,7 +23,13 @@ export function identify(staticTokens: () => StaticTokenSet, jwt: JwtVerifier | 
     if (token === undefined) {
       res.locals.credentials = MISSING;
     } else if (jwt !== undefined && JWT_SHAPE.test(token)) {
-      return jwt.verify(token).then((credentials) => {
+      const verified = jwt.verify(token);
+      if (!(verified instanceof Promise)) {
+        res.locals.credentials = verified;
+        next();
+        return;
+      }
+      return verified.then((credentials) => {
         res.locals.credentials = credentials;
         next();
       });

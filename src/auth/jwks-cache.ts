@@ -19,6 +19,7 @@ export type JwksOptions = { url: string; cooldownMs: number; maxAgeMs: number; t
  */
 export class JwksCache {
   private keys: LocalKeys | undefined;
+  private fetchedSets = 0;
   private loadedAt = -Infinity;
   private attemptedAt = -Infinity;
   private inFlight: Promise<void> | undefined;
@@ -46,6 +47,11 @@ export class JwksCache {
     }
   };
 
+  /** Goes up with every key set fetched: results verified under an older set are not to be trusted any more. */
+  get version(): number {
+    return this.fetchedSets;
+  }
+
   close(): Promise<void> {
     return this.agent.close();
   }
@@ -62,6 +68,7 @@ export class JwksCache {
     this.inFlight = this.fetchKeys()
       .then((jwks) => {
         this.keys = createLocalJWKSet(jwks);
+        this.fetchedSets += 1;
         this.loadedAt = this.now();
         this.options.logger.info({ jwksUrl: this.options.url, keys: jwks.keys.length }, 'JWKS fetched');
       })

