@@ -5,7 +5,12 @@ const config: Config = {
   roots: ['<rootDir>/tests'],
   testMatch: ['**/*.test.ts'],
   // Type checking is `npm run typecheck`'s job; here each file is only transpiled (isolatedModules in tsconfig).
-  transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { diagnostics: false }],
+    // jose ships ES modules only; node runs them under require (dist/), jest's CommonJS registry needs them compiled.
+    '^.+/node_modules/jose/.+\\.js$': ['ts-jest', { diagnostics: false, tsconfig: { allowJs: true, module: 'commonjs', moduleResolution: 'node10' } }],
+  },
+  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   // Process tests run the compiled server, so the build happens once before any suite.
   globalSetup: '<rootDir>/tests/helpers/global-setup.ts',
   testTimeout: 30_000,

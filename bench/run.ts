@@ -9,6 +9,7 @@ import path from 'node:path';
 import { createSection } from './create.section';
 import { metricsSection } from './metrics.section';
 import { readSection } from './read.section';
+import { jwtSection } from './jwt.section';
 import { ROOT, work, type SectionResult } from './lib';
 
 // Add a section here: its name (for BENCH_ONLY) and the function that measures it.
@@ -16,6 +17,7 @@ const SECTIONS: Record<string, () => Promise<SectionResult>> = {
   create: createSection,
   metrics: metricsSection,
   read: readSection,
+  jwt: jwtSection,
 };
 
 async function main(): Promise<void> {

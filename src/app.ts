@@ -1,10 +1,10 @@
 import cors from 'cors';
 import express, { type Express } from 'express';
+import { createAuth, readCredentials, type StaticTokenStore } from './auth';
 import type { Config } from './config';
 import type { Db } from './db/database';
 import { docsRoutes } from './docs/docs.routes';
 import type { Migration } from './db/migrate';
-import { bearerAuth, createCredentialReader } from './http/auth.middleware';
 import { errorMiddleware } from './http/error.middleware';
 import { allowedMethods, methodNotAllowed, notFound } from './http/fallback.handlers';
 import { healthRoutes } from './http/health.routes';
@@ -30,10 +30,11 @@ export type AppDeps = {
   lifecycle: Lifecycle;
   /** Absent when METRICS_PORT=0: then not one instrument runs. */
   metrics?: Metrics;
+  tokens: StaticTokenStore;
 };
 
 /** Builds the whole HTTP app from its dependencies; reads no environment and listens on nothing. */
-export function createApp({ config, logger, db, migrations, lifecycle, metrics }: AppDeps): Express {
+export function createApp({ config, logger, db, migrations, lifecycle, metrics, tokens }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -65,9 +66,10 @@ export function createApp({ config, logger, db, migrations, lifecycle, metrics }
 
   // Health checks stay answerable under overload; everything after this line may be shed.
   if (config.loadShedLagMs > 0) app.use(loadShedding(config.loadShedLagMs));
-  const readCredentials = createCredentialReader(config.authTokens);
+  const auth = createAuth(config, tokens, logger);
+  app.use(auth.identify);
   if (config.rateLimitPerMinute > 0) app.use(rateLimitPerMinute(config.rateLimitPerMinute, readCredentials));
-  app.use(bearerAuth(readCredentials));
+  app.use(auth.authorize);
 
   const controller = new PlantController(new PlantService(new SqlitePlantRepository(db, logger, metrics?.store)));
   plantRoutes(app, controller, jsonBody(config.bodyLimitBytes), methodNotAllowed);

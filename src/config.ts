@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
@@ -72,6 +71,16 @@ const trustProxy = z
     return entries;
   });
 
+// Signing keys fetched over plain HTTP could be swapped by anyone on the path, so HTTPS unless on this host.
+const jwksUrl = z.string().refine((value) => {
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' || (url.protocol === 'http:' && ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname));
+  } catch {
+    return false;
+  }
+}, 'must be an https:// URL (http:// only on 127.0.0.1, localhost or [::1])');
+
 // Every variable is a string or absent; an empty string counts as absent, as compose files often pass them.
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test']).prefault('development'),
@@ -81,6 +90,11 @@ const envSchema = z.object({
   DATABASE_BUSY_TIMEOUT_MS: integer(0, 60_000).prefault('2000'),
   AUTH_TOKENS: list.optional(),
   AUTH_TOKENS_FILE: z.string().optional(),
+  AUTH_JWKS_URL: jwksUrl.optional(),
+  AUTH_ISSUER: z.string().optional(),
+  AUTH_AUDIENCE: z.string().optional(),
+  AUTH_CLOCK_TOLERANCE_S: integer(0, 300).prefault('30'),
+  AUTH_JWKS_COOLDOWN_S: integer(0, 3600).prefault('30'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).prefault('info'),
   BODY_LIMIT: byteSize.prefault('16kb'),
   CORS_ORIGINS: origins.prefault(''),
@@ -99,7 +113,9 @@ const envSchema = z.object({
 /** Every variable the service reads; `.env.example` lists the same set (checked by a test). */
 export const CONFIG_VARIABLES = Object.keys(envSchema.shape);
 
-export type TokenSource = 'AUTH_TOKENS' | 'AUTH_TOKENS_FILE' | 'generated';
+export type TokenSource = 'AUTH_TOKENS' | 'AUTH_TOKENS_FILE' | 'AUTH_JWKS_URL' | 'generated';
+
+export type OidcConfig = Readonly<{ jwksUrl: string; issuer: string; audience: string; clockToleranceS: number; jwksCooldownS: number }>;
 
 export type Config = Readonly<{
   nodeEnv: 'development' | 'production' | 'test';
@@ -108,7 +124,9 @@ export type Config = Readonly<{
   databasePath: string;
   databaseBusyTimeoutMs: number;
   authTokens: readonly string[];
+  authTokensFile: string | undefined;
   tokenSource: TokenSource;
+  oidc: OidcConfig | undefined;
   logLevel: string;
   bodyLimitBytes: number;
   corsOrigins: readonly string[];
@@ -126,44 +144,36 @@ export type Config = Readonly<{
 
 export class ConfigError extends Error {}
 
-function readTokensFile(file: string): string[] {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new ConfigError(`AUTH_TOKENS_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  return text
-    .split(/\r?\n/)
-    .map((line) => line.trim())
-    .filter((line) => line !== '' && !line.startsWith('#'));
-}
-
+// The file itself is read by src/auth (StaticTokenStore), at start and again on each rotation.
 function resolveTokens(
   env: z.infer<typeof envSchema>,
   generate: () => string,
-): { authTokens: string[]; tokenSource: TokenSource } {
+): { authTokens: string[]; authTokensFile: string | undefined; tokenSource: TokenSource } {
   const fromEnv = env.AUTH_TOKENS ?? [];
-  const fromFile = env.AUTH_TOKENS_FILE === undefined ? [] : readTokensFile(env.AUTH_TOKENS_FILE);
-  if (env.AUTH_TOKENS_FILE !== undefined && fromFile.length === 0) {
-    throw new ConfigError(`AUTH_TOKENS_FILE: ${env.AUTH_TOKENS_FILE} holds no token`);
+  const tooShort = fromEnv.findIndex((token) => token.length < MIN_TOKEN_LENGTH);
+  if (tooShort !== -1) {
+    throw new ConfigError(`AUTH_TOKENS: token ${tooShort + 1} is shorter than ${MIN_TOKEN_LENGTH} characters`);
   }
-  for (const [name, tokens] of [['AUTH_TOKENS', fromEnv], ['AUTH_TOKENS_FILE', fromFile]] as const) {
-    const tooShort = tokens.findIndex((token) => token.length < MIN_TOKEN_LENGTH);
-    if (tooShort !== -1) {
-      throw new ConfigError(`${name}: token ${tooShort + 1} is shorter than ${MIN_TOKEN_LENGTH} characters`);
-    }
-    if (tokens.some((token) => /\s/.test(token))) {
-      throw new ConfigError(`${name}: a token must not contain white space`);
-    }
+  if (fromEnv.some((token) => /\s/.test(token))) {
+    throw new ConfigError('AUTH_TOKENS: a token must not contain white space');
   }
-  if (fromEnv.length + fromFile.length > 0) {
-    return { authTokens: [...fromEnv, ...fromFile], tokenSource: fromFile.length > 0 ? 'AUTH_TOKENS_FILE' : 'AUTH_TOKENS' };
-  }
+  const authTokensFile = env.AUTH_TOKENS_FILE;
+  if (authTokensFile !== undefined) return { authTokens: fromEnv, authTokensFile, tokenSource: 'AUTH_TOKENS_FILE' };
+  if (fromEnv.length > 0) return { authTokens: fromEnv, authTokensFile, tokenSource: 'AUTH_TOKENS' };
+  if (env.AUTH_JWKS_URL !== undefined) return { authTokens: [], authTokensFile, tokenSource: 'AUTH_JWKS_URL' };
   if (env.NODE_ENV === 'production') {
-    throw new ConfigError('AUTH_TOKENS or AUTH_TOKENS_FILE must be set when NODE_ENV=production');
+    throw new ConfigError('AUTH_TOKENS or AUTH_TOKENS_FILE must be set when NODE_ENV=production (or AUTH_JWKS_URL to accept JWT access tokens only)');
   }
-  return { authTokens: [generate()], tokenSource: 'generated' };
+  return { authTokens: [generate()], authTokensFile, tokenSource: 'generated' };
+}
+
+function resolveOidc(env: z.infer<typeof envSchema>): OidcConfig | undefined {
+  const { AUTH_JWKS_URL: jwksUrl, AUTH_ISSUER: issuer, AUTH_AUDIENCE: audience } = env;
+  if (jwksUrl === undefined && issuer === undefined && audience === undefined) return undefined;
+  if (jwksUrl === undefined || issuer === undefined || audience === undefined) {
+    throw new ConfigError('AUTH_JWKS_URL, AUTH_ISSUER and AUTH_AUDIENCE go together: set all three to accept JWT access tokens, or none');
+  }
+  return Object.freeze({ jwksUrl, issuer, audience, clockToleranceS: env.AUTH_CLOCK_TOLERANCE_S, jwksCooldownS: env.AUTH_JWKS_COOLDOWN_S });
 }
 
 export function generateToken(): string {
@@ -195,6 +205,7 @@ export function loadConfig(
     databasePath: env.DATABASE_URL,
     databaseBusyTimeoutMs: env.DATABASE_BUSY_TIMEOUT_MS,
     ...resolveTokens(env, generate),
+    oidc: resolveOidc(env),
     logLevel: env.LOG_LEVEL,
     bodyLimitBytes: env.BODY_LIMIT,
     corsOrigins: env.CORS_ORIGINS,

@@ -13,6 +13,8 @@ export const catalogue = {
   invalid_parameter: { code: 40012, status: 400, message: 'A path or query parameter breaks its rule.' },
   missing_credentials: { code: 40101, status: 401, message: 'Send Authorization: Bearer <token>.' },
   invalid_token: { code: 40102, status: 401, message: 'The bearer token is not valid.' },
+  token_expired: { code: 40103, status: 401, message: 'The access token has expired; get a new one from the identity provider.' },
+  insufficient_scope: { code: 40301, status: 403, message: 'The token lacks the scope this request needs.' },
   not_found: { code: 40401, status: 404, message: 'There is nothing at this path.' },
   plant_not_found: { code: 40402, status: 404, message: 'No plant has this id.' },
   method_not_allowed: { code: 40501, status: 405, message: 'This method is not allowed on this path.' },

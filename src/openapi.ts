@@ -98,11 +98,12 @@ function parameter(name: string, where: 'path' | 'query', schema: z.ZodType): Js
 }
 
 // The error responses of a read or delete: no body, so none of the body's causes.
-function parameterErrors(): Record<string, JsonSchema> {
+function parameterErrors(scope: 'plants:read' | 'plants:write'): Record<string, JsonSchema> {
   const skip = BODY_ONLY;
   return {
     '400': errorResponse(400, {}, skip),
     '401': errorResponse(401, { headers: challenge }, skip),
+    '403': errorResponse(403, { headers: scopeChallenge(scope) }, skip),
     '404': errorResponse(404, {}, skip),
     '405': errorResponse(405, { headers: { Allow: { schema: { type: 'string' } } } }, skip),
     '429': errorResponse(429, { headers: retryAfter }, skip),
@@ -117,6 +118,16 @@ const challenge = {
     schema: { type: 'string' },
   },
 };
+
+/** The 403 of an operation whose token lacks the scope it needs. */
+function scopeChallenge(scope: 'plants:read' | 'plants:write'): JsonSchema {
+  return {
+    'WWW-Authenticate': {
+      description: `Bearer realm="plants", error="insufficient_scope", scope="${scope}": the scope this operation needs (RFC 6750 §3.1).`,
+      schema: { type: 'string' },
+    },
+  };
+}
 
 const noStore = { 'Cache-Control': { description: 'no-store: plants change; no cache may keep them.', schema: { const: 'no-store' } } };
 
@@ -141,7 +152,15 @@ export function buildOpenApiDocument(): JsonSchema {
     servers: [{ url: '/' }],
     tags: TAGS,
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } },
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description:
+            'A JWT access token from the identity provider (AUTH_JWKS_URL), whose `scope` or `scp` claim grants plants:read and/or plants:write; or a static token (AUTH_TOKENS, AUTH_TOKENS_FILE) with the scopes its line lists. Each operation lists the scope it needs.',
+        },
+      },
       schemas: componentSchemas(),
     },
     security: [{ bearerAuth: [] }],
@@ -150,6 +169,8 @@ export function buildOpenApiDocument(): JsonSchema {
         post: {
           operationId: 'addPlant',
           summary: 'Create a plant; re-sending the identical plant is a safe retry.',
+          // OpenAPI 3.1 lets a non-OAuth scheme list the roles an operation needs: here, the scope.
+          security: [{ bearerAuth: ['plants:write'] }],
           requestBody: {
             required: true,
             content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPlant' } } },
@@ -162,6 +183,7 @@ export function buildOpenApiDocument(): JsonSchema {
             },
             '400': errorResponse(400),
             '401': errorResponse(401, { headers: challenge }),
+            '403': errorResponse(403, { headers: scopeChallenge('plants:write') }),
             '404': errorResponse(404),
             '405': errorResponse(405, { headers: { Allow: { schema: { type: 'string' } } } }),
             '429': errorResponse(429, { headers: retryAfter }),
@@ -172,6 +194,7 @@ export function buildOpenApiDocument(): JsonSchema {
         get: {
           operationId: 'listPlants',
           summary: 'List plants in ascending id, a page at a time (keyset paging with after).',
+          security: [{ bearerAuth: ['plants:read'] }],
           parameters: [
             parameter('limit', 'query', listQuerySchema.shape.limit),
             parameter('after', 'query', listQuerySchema.shape.after),
@@ -191,7 +214,7 @@ export function buildOpenApiDocument(): JsonSchema {
               },
               content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/StoredPlant' } } } },
             },
-            ...parameterErrors(),
+            ...parameterErrors('plants:read'),
           },
         },
       },
@@ -200,21 +223,23 @@ export function buildOpenApiDocument(): JsonSchema {
         get: {
           operationId: 'showPlantById',
           summary: 'Fetch one plant by id.',
+          security: [{ bearerAuth: ['plants:read'] }],
           responses: {
             '200': {
               description: 'The plant with its id.',
               headers: { ...requestId, ...noStore },
               content: { 'application/json': { schema: { $ref: '#/components/schemas/StoredPlant' } } },
             },
-            ...parameterErrors(),
+            ...parameterErrors('plants:read'),
           },
         },
         delete: {
           operationId: 'deletePlant',
           summary: 'Delete one plant; its id is free again afterwards.',
+          security: [{ bearerAuth: ['plants:write'] }],
           responses: {
             '204': { description: 'Deleted, committed and fsynced.', headers: requestId },
-            ...parameterErrors(),
+            ...parameterErrors('plants:write'),
           },
         },
       },

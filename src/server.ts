@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
+import { StaticTokenStore, startTokenRotation } from './auth';
 import { ConfigError, loadConfig, type Config } from './config';
 import { openDatabase } from './db/database';
 import { loadMigrations, migrate } from './db/migrate';
@@ -30,6 +31,8 @@ function start(config: Config, logger: Logger): void {
     );
   }
 
+  const tokens = new StaticTokenStore(config);
+
   const db = openDatabase(config.databasePath, { busyTimeoutMs: config.databaseBusyTimeoutMs });
   const migrations = loadMigrations();
   const applied = migrate(db, migrations);
@@ -37,7 +40,7 @@ function start(config: Config, logger: Logger): void {
 
   const lifecycle: Lifecycle = { shuttingDown: false };
   const metrics = config.metricsPort === 0 ? undefined : createMetrics();
-  const app = createApp({ config, logger, db, migrations, lifecycle, metrics });
+  const app = createApp({ config, logger, db, migrations, lifecycle, metrics, tokens });
   const server = http.createServer(
     {
       // Against slow clients: whole headers within headersTimeout, the whole request within requestTimeout.
@@ -61,9 +64,11 @@ function start(config: Config, logger: Logger): void {
 
   // A deep accept queue (the kernel caps it at net.core.somaxconn): a burst of connections waits to be
   // accepted, and then maybe shed with a 503, instead of having its SYNs dropped and retried a second later.
+  let stopTokenRotation = (): void => undefined;
   server.listen({ port: config.port, host: config.host, backlog: 4096 }, () => {
     const { address, port } = server.address() as AddressInfo;
     logger.info({ address, port }, 'listening');
+    stopTokenRotation = startTokenRotation(tokens, logger);
   });
   let metricsServer: MetricsServer | undefined;
   if (metrics !== undefined) {
@@ -82,6 +87,7 @@ function start(config: Config, logger: Logger): void {
   const shutdown = (signal: NodeJS.Signals) => {
     if (lifecycle.shuttingDown) return;
     lifecycle.shuttingDown = true;
+    stopTokenRotation();
     logger.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'shutting down: readiness off, draining in-flight requests');
     for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
     // Keep-alive sockets turn idle as their last response ends; close each as soon as it does.

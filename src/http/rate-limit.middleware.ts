@@ -1,7 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import { AppError } from '../errors';
-import type { Credentials } from './auth.middleware';
+import type { Credentials } from '../auth';
 
 /**
  * A fixed one-minute window per accepted token, and per client address (as Express sees it under TRUST_PROXY)
@@ -15,7 +15,7 @@ export function rateLimitPerMinute(limit: number, readCredentials: (req: Request
     legacyHeaders: false,
     keyGenerator: (req) => {
       const credentials = readCredentials(req);
-      return credentials.kind === 'valid' ? `token:${credentials.tokenIndex}` : `ip:${ipKeyGenerator(req.ip ?? '')}`;
+      return credentials.kind === 'valid' ? credentials.rateKey : `ip:${ipKeyGenerator(req.ip ?? '')}`;
     },
     // express-rate-limit has set Retry-After already; the error middleware writes the body.
     handler: (_req, _res, next) => next(new AppError('rate_limited')),

@@ -31,6 +31,8 @@ export function requestLog(logger: Logger): RequestHandler {
           ms: Math.round((performance.now() - started) * 10) / 10,
           ip: req.ip,
           error: res.locals.errorCode,
+          // Who called, never their secret: token:<n>, sha256:<digest prefix> or sub:<JWT subject>.
+          caller: (res.locals.credentials as { caller?: string } | undefined)?.caller,
           aborted: res.writableFinished ? undefined : true,
         },
         'request',

@@ -60,7 +60,7 @@ describe('health, readiness, headers and logs', () => {
     expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
-  it('when a request is answered, then exactly one log line has method, path, status, duration, id and address', async () => {
+  it('when a request is answered, then exactly one log line has method, path, status, duration, id, address and caller', async () => {
     const response = await app.request.post('/plants?debug=1').set({ ...bearer(), 'Content-Type': 'application/json' }).send('{"id": "x"}');
     const reqId = response.headers['x-request-id'];
 
@@ -76,6 +76,7 @@ describe('health, readiness, headers and logs', () => {
         path: '/plants',
         status: 400,
         error: 40006,
+        caller: 'token:1',
         ms: expect.any(Number),
         ip: '127.0.0.1',
       },

@@ -6,6 +6,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import supertest from 'supertest';
 import { createApp } from '../../src/app';
+import { StaticTokenStore } from '../../src/auth';
 import { loadConfig } from '../../src/config';
 import { openDatabase, type Db } from '../../src/db/database';
 import { loadMigrations, migrate } from '../../src/db/migrate';
@@ -66,7 +67,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   });
   const lifecycle: Lifecycle = { shuttingDown: false };
   const metrics = config.metricsPort === 0 ? undefined : createMetrics();
-  const app = createApp({ config, logger, db, migrations, lifecycle, metrics });
+  const app = createApp({ config, logger, db, migrations, lifecycle, metrics, tokens: new StaticTokenStore(config) });
   const metricsServer = metrics && (await serveMetrics(metrics.registry, { host: '127.0.0.1', port: 0 }));
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

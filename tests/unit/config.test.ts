@@ -1,5 +1,3 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
 
@@ -26,7 +24,9 @@ describe('loadConfig', () => {
       databasePath: path.resolve('data/plants.db'),
       databaseBusyTimeoutMs: 2000,
       authTokens: ['generated-token'],
+      authTokensFile: undefined,
       tokenSource: 'generated',
+      oidc: undefined,
       logLevel: 'info',
       bodyLimitBytes: 16384,
       corsOrigins: [],
@@ -104,26 +104,64 @@ describe('loadConfig', () => {
   });
 
   it('when NODE_ENV=production and no token is set, then it refuses to start', () => {
-    expect(errorOf({ NODE_ENV: 'production' })).toBe('AUTH_TOKENS or AUTH_TOKENS_FILE must be set when NODE_ENV=production');
+    expect(errorOf({ NODE_ENV: 'production' })).toBe(
+      'AUTH_TOKENS or AUTH_TOKENS_FILE must be set when NODE_ENV=production (or AUTH_JWKS_URL to accept JWT access tokens only)',
+    );
   });
 
-  it('when AUTH_TOKENS_FILE names a file, then its non-blank, non-comment lines are the tokens', () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'plants-config-'));
-    const file = path.join(dir, 'tokens');
-    writeFileSync(file, `# front-end\r\n${TOKEN}\r\n\r\n${'c'.repeat(33)}\n`);
+  it('when AUTH_TOKENS_FILE is set, then its path is kept for the token store and no token is generated', () => {
+    const config = loadConfig({ AUTH_TOKENS_FILE: '/run/secrets/auth_tokens', NODE_ENV: 'production' }, generate);
 
-    const config = loadConfig({ AUTH_TOKENS_FILE: file, NODE_ENV: 'production' }, generate);
-
-    expect({ tokens: config.authTokens, source: config.tokenSource }).toEqual({ tokens: [TOKEN, 'c'.repeat(33)], source: 'AUTH_TOKENS_FILE' });
+    expect({ tokens: config.authTokens, file: config.authTokensFile, source: config.tokenSource }).toEqual({
+      tokens: [],
+      file: '/run/secrets/auth_tokens',
+      source: 'AUTH_TOKENS_FILE',
+    });
   });
 
-  it('when AUTH_TOKENS_FILE cannot be read or holds no token, then it refuses and names it', () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'plants-config-'));
-    const empty = path.join(dir, 'empty');
-    writeFileSync(empty, '# nothing\n\n');
+  it('when AUTH_JWKS_URL, AUTH_ISSUER and AUTH_AUDIENCE are set, then OIDC is on and production needs no static token', () => {
+    const config = loadConfig({
+      NODE_ENV: 'production',
+      AUTH_JWKS_URL: 'https://id.example.com/realms/plants/protocol/openid-connect/certs',
+      AUTH_ISSUER: 'https://id.example.com/realms/plants',
+      AUTH_AUDIENCE: 'plant-store',
+      AUTH_CLOCK_TOLERANCE_S: '5',
+    }, generate);
 
-    expect(errorOf({ AUTH_TOKENS_FILE: path.join(dir, 'missing') })).toMatch(/^AUTH_TOKENS_FILE: cannot read .*missing \(ENOENT\)$/);
-    expect(errorOf({ AUTH_TOKENS_FILE: empty })).toBe(`AUTH_TOKENS_FILE: ${empty} holds no token`);
+    expect({ oidc: config.oidc, tokens: config.authTokens, source: config.tokenSource }).toEqual({
+      oidc: {
+        jwksUrl: 'https://id.example.com/realms/plants/protocol/openid-connect/certs',
+        issuer: 'https://id.example.com/realms/plants',
+        audience: 'plant-store',
+        clockToleranceS: 5,
+        jwksCooldownS: 30,
+      },
+      tokens: [],
+      source: 'AUTH_JWKS_URL',
+    });
+  });
+
+  it.each([
+    [{ AUTH_JWKS_URL: 'https://id.example.com/certs' }],
+    [{ AUTH_JWKS_URL: 'https://id.example.com/certs', AUTH_ISSUER: 'https://id.example.com' }],
+    [{ AUTH_ISSUER: 'https://id.example.com', AUTH_AUDIENCE: 'plant-store' }],
+  ])('when only some of the OIDC variables are set (%p), then it refuses and names all three', (env) => {
+    expect(errorOf(env)).toBe('AUTH_JWKS_URL, AUTH_ISSUER and AUTH_AUDIENCE go together: set all three to accept JWT access tokens, or none');
+  });
+
+  it.each([
+    [{ AUTH_JWKS_URL: 'http://id.example.com/certs' }, 'AUTH_JWKS_URL'],
+    [{ AUTH_JWKS_URL: 'not a url' }, 'AUTH_JWKS_URL'],
+    [{ AUTH_CLOCK_TOLERANCE_S: '301' }, 'AUTH_CLOCK_TOLERANCE_S'],
+    [{ AUTH_JWKS_COOLDOWN_S: '-1' }, 'AUTH_JWKS_COOLDOWN_S'],
+  ])('when %p, then it refuses and names %s', (env, name) => {
+    expect(errorOf(env as Record<string, string>)).toContain(name);
+  });
+
+  it('when the JWKS URL is plain http on loopback, then it is accepted (a local provider)', () => {
+    const config = loadConfig({ AUTH_JWKS_URL: 'http://127.0.0.1:8080/certs', AUTH_ISSUER: 'http://127.0.0.1:8080', AUTH_AUDIENCE: 'plants' }, generate);
+
+    expect(config.oidc?.jwksUrl).toBe('http://127.0.0.1:8080/certs');
   });
 
   it('when metrics and docs are configured, then METRICS_PORT 0 turns metrics off and DOCS_ENABLED=false the page', () => {

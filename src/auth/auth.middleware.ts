@@ -1,0 +1,61 @@
+import type { RequestHandler } from 'express';
+import { AppError } from '../errors';
+import type { Credentials } from './credentials';
+import { JWT_SHAPE, type JwtVerifier } from './jwt-verifier';
+import type { StaticTokenSet } from './static-tokens';
+import { requiredScope } from './scopes';
+
+const BEARER = /^bearer +([\x21-\x7e]+) *$/i;
+const REALM = 'Bearer realm="plants"';
+const INVALID_TOKEN = { 'WWW-Authenticate': `${REALM}, error="invalid_token"` };
+const MISSING: Credentials = { kind: 'missing' };
+const UNKNOWN_STATIC: Credentials = { kind: 'invalid', message: 'The bearer token is not valid.' };
+
+/**
+ * Resolves the Authorization header into Credentials on res.locals, once per request, before the rate
+ * limiter (which keys on them) and the scope check. A static token is a synchronous digest lookup; only a
+ * bearer shaped like a JWT, when OIDC is configured, takes the asynchronous path.
+ */
+export function identify(staticTokens: () => StaticTokenSet, jwt: JwtVerifier | undefined): RequestHandler {
+  return (req, res, next) => {
+    const header = req.headers.authorization;
+    const token = header === undefined ? undefined : BEARER.exec(header)?.[1];
+    if (token === undefined) {
+      res.locals.credentials = MISSING;
+    } else if (jwt !== undefined && JWT_SHAPE.test(token)) {
+      const verified = jwt.verify(token);
+      if (!(verified instanceof Promise)) {
+        res.locals.credentials = verified;
+        next();
+        return;
+      }
+      return verified.then((credentials) => {
+        res.locals.credentials = credentials;
+        next();
+      });
+    } else {
+      res.locals.credentials = staticTokens().match(token) ?? UNKNOWN_STATIC;
+    }
+    next();
+  };
+}
+
+/** RFC 6750 §3: 401 with a Bearer challenge (error="invalid_token" once a token was presented), 403 for a missing scope. */
+export function authorize(): RequestHandler {
+  return (req, res, next) => {
+    const credentials = (res.locals.credentials as Credentials | undefined) ?? MISSING;
+    if (credentials.kind === 'missing') {
+      throw new AppError('missing_credentials', undefined, { headers: { 'WWW-Authenticate': REALM } });
+    }
+    if (credentials.kind === 'invalid') {
+      throw new AppError(credentials.expired ? 'token_expired' : 'invalid_token', credentials.message, { headers: INVALID_TOKEN });
+    }
+    const scope = requiredScope(req.method);
+    if (scope !== undefined && !credentials.scopes.has(scope)) {
+      throw new AppError('insufficient_scope', `This token lacks the ${scope} scope, which ${req.method} needs.`, {
+        headers: { 'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` },
+      });
+    }
+    next();
+  };
+}

@@ -1,0 +1,19 @@
+import type { Request } from 'express';
+import type { Scope } from './scopes';
+
+/**
+ * What the Authorization header proved, resolved once per request and cached on res.locals, where the rate
+ * limiter (its key), the scope check and the request log (the caller) read it.
+ * `caller` names the caller in logs without the secret: `token:<n>`, `sha256:<digest prefix>` or `sub:<sub>`.
+ */
+export type Credentials =
+  | { kind: 'missing' }
+  | { kind: 'invalid'; message: string; expired?: true }
+  | { kind: 'valid'; caller: string; rateKey: string; scopes: ReadonlySet<Scope> };
+
+const MISSING: Credentials = { kind: 'missing' };
+
+/** The credentials the identify middleware resolved for this request ("missing" before it ran). */
+export function readCredentials(req: Request): Credentials {
+  return (req.res?.locals.credentials as Credentials | undefined) ?? MISSING;
+}

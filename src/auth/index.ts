@@ -1,0 +1,34 @@
+// Authentication and authorisation: static tokens (reloadable, stored as digests), OIDC JWT access tokens
+// checked against the provider's JWKS, and the scope each method needs. It owns the Credentials of a request;
+// it must never log, echo or store a presented token, and never block a static-token request on the network.
+import type { RequestHandler } from 'express';
+import type { Config } from '../config';
+import type { Logger } from '../logger';
+import { authorize, identify } from './auth.middleware';
+import { JwksCache } from './jwks-cache';
+import { JwtVerifier } from './jwt-verifier';
+import type { StaticTokenStore } from './token-store';
+
+export { readCredentials, type Credentials } from './credentials';
+export { startTokenRotation } from './token-rotation';
+export { StaticTokenStore } from './token-store';
+
+// Providers rotate keys over days; ten minutes bounds how long a withdrawn key is still trusted.
+const JWKS_MAX_AGE_MS = 10 * 60_000;
+const JWKS_TIMEOUT_MS = 5_000;
+
+export type Auth = { identify: RequestHandler; authorize: RequestHandler };
+
+export function createAuth(config: Pick<Config, 'oidc'>, tokens: StaticTokenStore, logger: Logger): Auth {
+  const { oidc } = config;
+  const jwt =
+    oidc === undefined
+      ? undefined
+      : new JwtVerifier({
+          issuer: oidc.issuer,
+          audience: oidc.audience,
+          clockToleranceS: oidc.clockToleranceS,
+          keys: new JwksCache({ url: oidc.jwksUrl, cooldownMs: oidc.jwksCooldownS * 1000, maxAgeMs: JWKS_MAX_AGE_MS, timeoutMs: JWKS_TIMEOUT_MS, logger }),
+        });
+  return { identify: identify(tokens.current, jwt), authorize: authorize() };
+}

@@ -1,0 +1,88 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { MIN_TOKEN_LENGTH } from '../config';
+import type { Credentials } from './credentials';
+import { ALL_SCOPES, isScope, type Scope } from './scopes';
+
+type ValidCredentials = Extract<Credentials, { kind: 'valid' }>;
+
+export class TokenFileError extends Error {}
+
+const sha256 = (token: string): Buffer => createHash('sha256').update(token).digest();
+const DIGEST_LINE = /^sha256:([0-9a-f]{64})$/i;
+
+type Entry = { digest: Buffer; credentials: ValidCredentials };
+
+function entry(digest: Buffer, caller: string, scopes: ReadonlySet<Scope>): Entry {
+  // The rate key is the digest, not the position: a reload that reorders the file keeps each token's count.
+  return { digest, credentials: { kind: 'valid', caller, rateKey: `token:${digest.toString('hex', 0, 8)}`, scopes } };
+}
+
+/**
+ * One line of AUTH_TOKENS_FILE: `<token>` or `sha256:<64 hex digits>`, then optional scopes separated by
+ * spaces (none means both). `position` is the token's 1-based place among all static tokens, the caller
+ * name of a plain-text token in logs; a digest line is named by the digest's first 8 hex digits.
+ */
+function parseLine(line: string, where: string, position: number): Entry {
+  const [secret = '', ...scopeNames] = line.split(/\s+/);
+  const unknown = scopeNames.find((name) => !isScope(name));
+  if (unknown !== undefined) throw new TokenFileError(`${where}: unknown scope "${unknown}"; the scopes are plants:read and plants:write`);
+  const scopes = scopeNames.length === 0 ? ALL_SCOPES : new Set(scopeNames as Scope[]);
+  const digestLine = DIGEST_LINE.exec(secret);
+  if (digestLine?.[1] !== undefined) {
+    const hex = digestLine[1].toLowerCase();
+    return entry(Buffer.from(hex, 'hex'), `sha256:${hex.slice(0, 8)}`, scopes);
+  }
+  if (secret.toLowerCase().startsWith('sha256:')) throw new TokenFileError(`${where}: sha256: must be followed by 64 hex digits`);
+  if (secret.length < MIN_TOKEN_LENGTH) throw new TokenFileError(`${where}: the token is shorter than ${MIN_TOKEN_LENGTH} characters`);
+  return entry(sha256(secret), `token:${position}`, scopes);
+}
+
+/** The file's entries; throws TokenFileError naming AUTH_TOKENS_FILE and the line at fault. */
+export function readTokenFile(file: string, firstPosition: number): Entry[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new TokenFileError(`AUTH_TOKENS_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const entries: Entry[] = [];
+  text.split(/\r?\n/).forEach((raw, index) => {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) return;
+    entries.push(parseLine(line, `AUTH_TOKENS_FILE line ${index + 1}`, firstPosition + entries.length));
+  });
+  if (entries.length === 0) throw new TokenFileError(`AUTH_TOKENS_FILE: ${file} holds no token`);
+  return entries;
+}
+
+/**
+ * An immutable set of static tokens with their digests computed once at load. A presented token is hashed
+ * once and compared with every digest by timingSafeEqual, so neither its length nor the position of a match
+ * shows in the timing; a match returns credentials built at load, so a request allocates nothing here.
+ */
+export class StaticTokenSet {
+  readonly size: number;
+  private readonly entries: readonly Entry[];
+
+  constructor(entries: readonly Entry[]) {
+    this.entries = entries;
+    this.size = entries.length;
+  }
+
+  match(token: string): ValidCredentials | undefined {
+    const presented = sha256(token);
+    let found: ValidCredentials | undefined;
+    for (const candidate of this.entries) {
+      if (timingSafeEqual(candidate.digest, presented)) found = candidate.credentials;
+    }
+    return found;
+  }
+}
+
+/** AUTH_TOKENS (plain text, both scopes) followed by the lines of AUTH_TOKENS_FILE, if set. */
+export function loadStaticTokens(source: { authTokens: readonly string[]; authTokensFile: string | undefined }): StaticTokenSet {
+  const fromEnv = source.authTokens.map((token, index) => entry(sha256(token), `token:${index + 1}`, ALL_SCOPES));
+  const fromFile = source.authTokensFile === undefined ? [] : readTokenFile(source.authTokensFile, fromEnv.length + 1);
+  return new StaticTokenSet([...fromEnv, ...fromFile]);
+}

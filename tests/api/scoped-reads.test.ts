@@ -1,0 +1,69 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { aNewPlant } from '../helpers/plants';
+import { startIdentityProvider, type IdentityProvider } from '../helpers/identity-provider';
+import { postPlant, startTestApp, storedRows, type TestApp } from '../helpers/test-app';
+
+// The read and delete routes under scoped credentials: a JWT's scope/scp claim and a static token file line.
+const READER = 'reader-token-0123456789abcdefghijklmnopqrstuvwxyz';
+const sha256 = (token: string) => createHash('sha256').update(token).digest('hex');
+
+let idp: IdentityProvider;
+let app: TestApp;
+let dir: string;
+
+beforeAll(async () => {
+  idp = await startIdentityProvider();
+  dir = mkdtempSync(path.join(os.tmpdir(), 'plants-scopes-'));
+  const file = path.join(dir, 'tokens');
+  writeFileSync(file, `sha256:${sha256(READER)} plants:read\n`);
+  app = await startTestApp({ ...idp.env(), AUTH_TOKENS_FILE: file });
+});
+
+afterAll(async () => {
+  await app.close();
+  await idp.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const as = (token: string) => ({ Authorization: `Bearer ${token}` });
+
+describe('reads and deletes with scoped tokens', () => {
+  it('when a JWT grants plants:read only, then it lists, fetches and HEADs plants', async () => {
+    const plant = aNewPlant();
+    expect((await postPlant(app, plant)).status).toBe(200);
+    const token = await idp.mint({ scope: 'plants:read' });
+
+    const one = await app.request.get(`/plants/${String(plant.id)}`).set(as(token));
+    const list = await app.request.get(`/plants?after=${Number(plant.id) - 1}&limit=1`).set(as(token));
+    const head = await app.request.head(`/plants/${String(plant.id)}`).set(as(token));
+
+    expect([one.status, one.body, list.status, list.body, head.status]).toEqual([200, plant, 200, [plant], 200]);
+  });
+
+  it('when a JWT grants plants:write as an scp array, then it deletes, and the plant is gone from disk', async () => {
+    const plant = aNewPlant();
+    expect((await postPlant(app, plant)).status).toBe(200);
+
+    const response = await app.request.delete(`/plants/${String(plant.id)}`).set(as(await idp.mint({ scope: undefined, scp: ['plants:write'] })));
+
+    expect(response.status).toBe(204);
+    expect(storedRows(app).some((row) => row.id === BigInt(plant.id as number))).toBe(false);
+  });
+
+  it('when a static digest line lists plants:read only, then GET answers 200 and DELETE 403 with the scope challenge', async () => {
+    const plant = aNewPlant();
+    expect((await postPlant(app, plant)).status).toBe(200);
+
+    const read = await app.request.get(`/plants/${String(plant.id)}`).set(as(READER));
+    const remove = await app.request.delete(`/plants/${String(plant.id)}`).set(as(READER));
+
+    expect({ read: [read.status, read.body], remove: [remove.status, remove.headers['www-authenticate'], remove.body.error] }).toEqual({
+      read: [200, plant],
+      remove: [403, 'Bearer realm="plants", error="insufficient_scope", scope="plants:write"', 40301],
+    });
+    expect(storedRows(app).some((row) => row.id === BigInt(plant.id as number))).toBe(true);
+  });
+});
