@@ -19,6 +19,7 @@ import { PlantController } from './plants/plant.controller';
 import { SqlitePlantRepository } from './plants/plant.repository.sqlite';
 import { plantRoutes } from './plants/plant.routes';
 import { PlantService } from './plants/plant.service';
+import type { PlantOutbox } from './webhooks';
 
 export type AppDeps = {
   config: Config;
@@ -26,12 +27,14 @@ export type AppDeps = {
   db: Db;
   migrations: readonly Migration[];
   lifecycle: Lifecycle;
+  /** Where new plants are announced to webhook subscribers; absent when none is configured. */
+  outbox?: PlantOutbox;
 };
 
 const PLANTS_ALLOW = 'POST, OPTIONS';
 
 /** Builds the whole HTTP app from its dependencies; reads no environment and listens on nothing. */
-export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps): Express {
+export function createApp({ config, logger, db, migrations, lifecycle, outbox }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -64,7 +67,7 @@ export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps
   if (config.rateLimitPerMinute > 0) app.use(rateLimitPerMinute(config.rateLimitPerMinute, readCredentials));
   app.use(bearerAuth(readCredentials));
 
-  const controller = new PlantController(new PlantService(new SqlitePlantRepository(db, logger)));
+  const controller = new PlantController(new PlantService(new SqlitePlantRepository(db, logger, outbox)));
   plantRoutes(app, controller, jsonBody(config.bodyLimitBytes), methodNotAllowed(PLANTS_ALLOW));
 
   app.use(notFound);

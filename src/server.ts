@@ -6,6 +6,7 @@ import { openDatabase } from './db/database';
 import { loadMigrations, migrate } from './db/migrate';
 import type { Lifecycle } from './http/lifecycle';
 import { createLogger, type Logger } from './logger';
+import { createSqliteWebhooks } from './webhooks';
 
 function exit(logger: Logger, code: number): never {
   logger.flush();
@@ -35,7 +36,8 @@ function start(config: Config, logger: Logger): void {
   logger.info({ database: config.databasePath, applied }, 'database ready');
 
   const lifecycle: Lifecycle = { shuttingDown: false };
-  const app = createApp({ config, logger, db, migrations, lifecycle });
+  const webhooks = createSqliteWebhooks(config, db, logger);
+  const app = createApp({ config, logger, db, migrations, lifecycle, outbox: webhooks?.outbox });
   const server = http.createServer(
     {
       // Against slow clients: whole headers within headersTimeout, the whole request within requestTimeout.
@@ -62,6 +64,7 @@ function start(config: Config, logger: Logger): void {
   server.listen({ port: config.port, host: config.host, backlog: 4096 }, () => {
     const { address, port } = server.address() as AddressInfo;
     logger.info({ address, port }, 'listening');
+    webhooks?.start();
   });
 
   const shutdown = (signal: NodeJS.Signals) => {
@@ -71,12 +74,19 @@ function start(config: Config, logger: Logger): void {
     for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
     // Keep-alive sockets turn idle as their last response ends; close each as soon as it does.
     const closeIdle = setInterval(() => server.closeIdleConnections(), 50);
+    // Webhook attempts in flight get the same drain time; their outcomes are written before the database closes.
+    const webhooksStopped = webhooks?.stop(config.shutdownTimeoutMs) ?? Promise.resolve();
+    let finishing = false;
     const finish = (code: number) => {
+      if (finishing) return;
+      finishing = true;
       clearInterval(closeIdle);
       clearTimeout(deadline);
-      db.close();
-      logger.info({ code }, 'stopped');
-      exit(logger, code);
+      void webhooksStopped.then(() => {
+        db.close();
+        logger.info({ code }, 'stopped');
+        exit(logger, code);
+      });
     };
     const deadline = setTimeout(() => {
       logger.warn('drain timed out; closing the connections still open');

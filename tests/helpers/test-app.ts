@@ -11,6 +11,7 @@ import { openDatabase, type Db } from '../../src/db/database';
 import { loadMigrations, migrate } from '../../src/db/migrate';
 import type { Lifecycle } from '../../src/http/lifecycle';
 import { createLogger } from '../../src/logger';
+import { createSqliteWebhooks } from '../../src/webhooks';
 
 export const TOKEN = 'test-token-0123456789abcdefghijklmnopqrstuvwxyz';
 export const OTHER_TOKEN = 'other-token-0123456789abcdefghijklmnopqrstuvwxyz';
@@ -61,9 +62,11 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     },
   });
   const lifecycle: Lifecycle = { shuttingDown: false };
-  const app = createApp({ config, logger, db, migrations, lifecycle });
+  const webhooks = createSqliteWebhooks(config, db, logger);
+  const app = createApp({ config, logger, db, migrations, lifecycle, outbox: webhooks?.outbox });
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  webhooks?.start();
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const inspectors: Database.Database[] = [];
 
@@ -84,6 +87,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await webhooks?.stop(1000);
       for (const connection of inspectors) connection.close();
       db.close();
       rmSync(dir, { recursive: true, force: true });
