@@ -37,6 +37,7 @@ describe('loadConfig', () => {
       headersTimeoutMs: 10000,
       requestTimeoutMs: 30000,
       keepAliveTimeoutMs: 65000,
+      webhooks: undefined,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
