@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { catalogue } from './errors';
 import { errorSchema, newPlantSchema, plantIdSchema, plantSchema } from './plants/plant.schemas';
+import { newPlantWebhookDocument } from './webhooks/webhook.openapi';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -68,6 +69,7 @@ export function buildOpenApiDocument(): JsonSchema {
       schemas: componentSchemas(),
     },
     security: [{ bearerAuth: [] }],
+    webhooks: newPlantWebhookDocument(),
     paths: {
       '/plants': {
         post: {

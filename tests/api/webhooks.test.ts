@@ -1,3 +1,4 @@
+import Ajv2020 from 'ajv/dist/2020';
 import Database from 'better-sqlite3';
 import { aNewPlant, uniqueId } from '../helpers/plants';
 import { closedPort, sleep, startReceiver, WEBHOOK_SECRET, type Receiver } from '../helpers/webhook-receiver';
@@ -229,5 +230,28 @@ describe('the new-plant webhook', () => {
 
     expect(response.status).toBe(200);
     expect(outboxRows(app)).toEqual([]);
+  });
+});
+
+describe('the webhook in the OpenAPI document', () => {
+  it('when a real delivery arrives, then its body and headers match the documented /plant/webhook', async () => {
+    const hooks = await receiver();
+    const app = await appWith(webhookEnv(hooks.url));
+    const document = (await app.request.get('/openapi.json')).body;
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    ajv.addSchema(document, 'openapi.json');
+
+    await postPlant(app, '{"id": -9223372036854775808, "name": "Aloe"}');
+    const [delivery] = await hooks.waitFor((all) => all.length === 1);
+
+    const operation = document.webhooks['/plant/webhook'].post;
+    expect(operation.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/NewPlant' });
+    expect(Object.keys(operation.responses)).toEqual(['200']);
+    const validateBody = ajv.getSchema('openapi.json#/components/schemas/NewPlant');
+    expect(validateBody?.(JSON.parse(delivery?.body ?? ''))).toBe(true);
+    const headers = { 'webhook-id': delivery?.id, 'webhook-timestamp': delivery?.timestamp, 'webhook-signature': delivery?.signature };
+    for (const parameter of operation.parameters as { name: keyof typeof headers; schema: object }[]) {
+      expect({ header: parameter.name, valid: ajv.validate(parameter.schema, headers[parameter.name]) }).toEqual({ header: parameter.name, valid: true });
+    }
   });
 });
