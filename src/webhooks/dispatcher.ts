@@ -24,8 +24,9 @@ const JITTER = 0.2;
 
 function describeFailure(error: unknown, timedOut: boolean, timeoutMs: number): string {
   if (timedOut) return `timeout after ${timeoutMs} ms`;
-  const { code, name, message } = (error ?? {}) as { code?: unknown; name?: unknown; message?: unknown };
-  return typeof code === 'string' ? code : `${String(name ?? 'Error')}: ${String(message ?? '')}`;
+  const { code } = (error ?? {}) as { code?: unknown };
+  if (typeof code === 'string') return code;
+  return error instanceof Error ? `${error.name}: ${error.message}` : 'unknown error';
 }
 
 /**
