@@ -5,7 +5,21 @@ import type { Logger } from '../logger';
 import { decodeSecret, signedHeaders } from './event';
 import type { OutboxEvent, OutboxStore, Settlement } from './outbox';
 
-type Lane = { url: string; host: string; path: string; pool: Pool; inFlight: number; pumpQueued: boolean; claiming: boolean };
+type Lane = {
+  url: string;
+  host: string;
+  path: string;
+  pool: Pool;
+  inFlight: number;
+  pumpQueued: boolean;
+  claiming: boolean;
+  /** Until then the subscriber counts as unreachable: attempts fail with `unreachable` without dialing. */
+  unreachableUntil: number;
+  unreachable: string;
+};
+
+// Failures that say the subscriber cannot be reached at all, rather than that this one request went wrong.
+const UNREACHABLE = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 export type DispatcherOptions = {
   store: OutboxStore;
@@ -42,6 +56,7 @@ export class WebhookDispatcher {
   private readonly random: () => number;
   private readonly pollMs: number;
   private readonly settleEveryMs: number;
+  private readonly unreachableForMs: number;
   private readonly inFlight = new Map<string, AbortController>();
   private settlements: Settlement[] = [];
   private settling: Promise<void> = Promise.resolve();
@@ -57,6 +72,9 @@ export class WebhookDispatcher {
     this.random = options.random ?? Math.random;
     this.pollMs = options.pollMs ?? Math.max(10, Math.min(250, ...config.retryScheduleMs));
     this.settleEveryMs = options.settleEveryMs ?? 100;
+    // A subscriber that refused a connection is dialed again at most this often; the events due meanwhile
+    // spend an attempt without a connection each, so their schedule still runs out as it would.
+    this.unreachableForMs = Math.min(1000, ...config.retryScheduleMs);
     this.lanes = config.urls.map((url) => {
       const parsed = new URL(url);
       return {
@@ -74,6 +92,8 @@ export class WebhookDispatcher {
         inFlight: 0,
         pumpQueued: false,
         claiming: false,
+        unreachableUntil: 0,
+        unreachable: '',
       };
     });
   }
@@ -148,6 +168,11 @@ export class WebhookDispatcher {
 
   private async attempt(lane: Lane, event: OutboxEvent): Promise<void> {
     const { config } = this.options;
+    if (lane.unreachableUntil > this.now()) {
+      this.record(lane, event, this.now(), lane.unreachable, undefined, false);
+      this.schedulePump(lane);
+      return;
+    }
     const controller = new AbortController();
     let timedOut = false;
     const timer = setTimeout(() => {
@@ -178,12 +203,18 @@ export class WebhookDispatcher {
       lane.inFlight -= 1;
     }
     if (this.abandoned) return;
-    this.record(lane, event, at, failure, status);
+    if (failure !== undefined && UNREACHABLE.has(failure)) {
+      lane.unreachableUntil = this.now() + this.unreachableForMs;
+      lane.unreachable = failure;
+    } else if (failure === undefined) {
+      lane.unreachableUntil = 0;
+    }
+    this.record(lane, event, at, failure, status, true);
     if (this.inFlight.size === 0) this.idle?.();
     this.schedulePump(lane);
   }
 
-  private record(lane: Lane, event: OutboxEvent, at: number, failure: string | undefined, status: number | undefined): void {
+  private record(lane: Lane, event: OutboxEvent, at: number, failure: string | undefined, status: number | undefined, dialed: boolean): void {
     const schedule = this.options.config.retryScheduleMs;
     const attempts = event.attempts + 1;
     if (failure === undefined) {
@@ -205,6 +236,7 @@ export class WebhookDispatcher {
       subscriber: lane.host,
       attempt: attempts,
       ...(status === undefined ? { error: failure } : { status }),
+      ...(dialed ? {} : { dialed: false }),
       nextAttemptAt: nextAttemptAt === null ? null : new Date(nextAttemptAt).toISOString(),
     };
     if (nextAttemptAt === null) this.options.logger.error(fields, 'webhook attempt failed; no attempt left, event marked failed');

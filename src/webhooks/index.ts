@@ -19,10 +19,17 @@ export type Webhooks = { outbox: PlantOutbox; start(): void; stop(timeoutMs: num
 /** The SQLite outbox and its dispatcher, or undefined when no subscriber is configured. */
 export function createSqliteWebhooks(config: Config, db: Db, logger: Logger): Webhooks | undefined {
   if (config.webhooks === undefined) return undefined;
-  const outbox = new SqliteOutbox(db, config.webhooks.urls);
+  const outbox = new SqliteOutbox(db, config.webhooks.urls, config.databaseBusyTimeoutMs);
   const dispatcher = new WebhookDispatcher({ store: outbox, config: config.webhooks, logger });
   outbox.onRecorded = dispatcher.wake;
-  return { outbox, start: () => dispatcher.start(), stop: (timeoutMs) => dispatcher.stop(timeoutMs) };
+  return {
+    outbox,
+    start: () => dispatcher.start(),
+    stop: async (timeoutMs) => {
+      await dispatcher.stop(timeoutMs);
+      outbox.close();
+    },
+  };
 }
 
 export type PostgresWebhooks = {

@@ -1,4 +1,4 @@
-import type { Db } from '../db/database';
+import { openDatabase, type Db } from '../db/database';
 import { AppError } from '../errors';
 import type { NewPlant } from '../plants/plant.schemas';
 import { newEventId, newPlantPayload } from './event';
@@ -7,9 +7,12 @@ import type { OutboxEvent, OutboxStore, PlantOutbox, Settlement } from './outbox
 type Row = { seq: number; event_id: string; payload: string; attempts: number };
 
 /**
- * The SQLite outbox: recordCreated runs inside the plant repository's group-commit transaction. One process
- * owns a SQLite file, so an event being attempted is held in memory (no write, so no fsync, per claim) until
- * its settlement is written.
+ * The SQLite outbox: recordCreated runs inside the plant repository's group-commit transaction, on its
+ * connection. One process owns a SQLite file, so an event being attempted is held in memory (no write per
+ * claim) until its outcome is written. Outcomes, pruning and retiring go through a second connection with
+ * synchronous=NORMAL: an fsync per outcome batch blocked the event loop and slowed creates tenfold on a busy
+ * disk, and a lost outcome only means one more delivery with the same webhook-id (the next create's fsync
+ * of the shared WAL makes it durable anyway).
  */
 export class SqliteOutbox implements PlantOutbox, OutboxStore {
   private readonly held = new Map<string, Set<string>>();
@@ -21,10 +24,15 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
   private readonly retire;
   onRecorded: () => void = () => undefined;
 
+  private readonly writer: Db;
+
   constructor(
     db: Db,
     private readonly subscribers: readonly string[],
+    busyTimeoutMs: number,
   ) {
+    this.writer = openDatabase(db.name, { busyTimeoutMs });
+    this.writer.pragma('synchronous = NORMAL');
     this.insert = db.prepare<[string, string, bigint, string, number, number, number]>(
       'INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
     );
@@ -34,17 +42,17 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
          WHERE subscriber = ? AND status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, seq LIMIT ?`,
       )
       .safeIntegers(false);
-    this.update = db.prepare<[string, number, number, number, string | null, bigint]>(
+    this.update = this.writer.prepare<[string, number, number, number, string | null, bigint]>(
       'UPDATE webhook_outbox SET status = ?, attempts = ?, next_attempt_at = ?, updated_at = ?, last_error = ? WHERE seq = ?',
     );
-    this.settleAll = db.transaction((settlements: readonly Settlement[]) => {
+    this.settleAll = this.writer.transaction((settlements: readonly Settlement[]) => {
       for (const s of settlements) this.update.run(s.status, s.attempts, s.nextAttemptAt, s.at, s.error, BigInt(s.seq));
     });
-    this.pruneSome = db.prepare<[number]>(
+    this.pruneSome = this.writer.prepare<[number]>(
       `DELETE FROM webhook_outbox WHERE seq IN
        (SELECT seq FROM webhook_outbox WHERE status <> 'pending' AND updated_at < ? LIMIT 1000)`,
     );
-    this.retire = db.prepare<[number, string]>(
+    this.retire = this.writer.prepare<[number, string]>(
       `UPDATE webhook_outbox SET status = 'failed', updated_at = ?, last_error = 'subscriber no longer configured'
        WHERE status = 'pending' AND subscriber NOT IN (SELECT value FROM json_each(?))`,
     );
@@ -93,5 +101,9 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
 
   retireOthers(subscribers: readonly string[], now: number): number {
     return this.retire.run(now, JSON.stringify(subscribers)).changes;
+  }
+
+  close(): void {
+    this.writer.close();
   }
 }

@@ -152,6 +152,24 @@ describe('the new-plant webhook', () => {
     expect(hooks.deliveries[0]).toMatchObject({ verified: true, body: JSON.stringify(plant) });
   });
 
+  it('when the subscriber refuses connections, then it is dialed at most once a second and the other due events spend an attempt without dialing', async () => {
+    const port = await closedPort();
+    const app = await appWith(webhookEnv(`http://127.0.0.1:${port}/hooks`, { WEBHOOK_RETRY_SCHEDULE: '10s', WEBHOOK_CONNECTIONS: '1' }));
+
+    await Promise.all(Array.from({ length: 5 }, () => postPlant(app, aNewPlant())));
+    await sleep(500);
+
+    const failures = app.logs.filter((line) => line.msg.startsWith('webhook attempt failed'));
+    expect(failures.map((line) => [line.error, line.dialed, line.attempt])).toEqual([
+      ['ECONNREFUSED', undefined, 1],
+      ['ECONNREFUSED', false, 1],
+      ['ECONNREFUSED', false, 1],
+      ['ECONNREFUSED', false, 1],
+      ['ECONNREFUSED', false, 1],
+    ]);
+    expect(outboxRows(app).map((row) => [row.status, row.attempts])).toEqual(Array(5).fill(['pending', 1n]));
+  });
+
   it('when every attempt fails, then after the last one the event is marked failed, kept and logged', async () => {
     const hooks = await receiver({ answer: () => 503 });
     const app = await appWith(webhookEnv(hooks.url, { WEBHOOK_RETRY_SCHEDULE: '50ms,50ms' }));
