@@ -189,13 +189,16 @@ describe('the new-plant webhook', () => {
   });
 
   it('when the receiver answers with a redirect, then it is not followed but retried', async () => {
-    const hooks = await receiver({ answer: (_delivery, index) => (index === 0 ? 307 : 200) });
+    const elsewhere = await receiver();
+    const hooks = await receiver({ answer: (_delivery, index) => (index === 0 ? { status: 307, headers: { Location: elsewhere.url } } : 200) });
     const app = await appWith(webhookEnv(hooks.url));
 
     await postPlant(app, aNewPlant());
     await hooks.waitFor((all) => all.length === 2);
+    await sleep(300);
 
     expect(app.logs.find((line) => line.msg.startsWith('webhook attempt failed'))).toMatchObject({ status: 307 });
+    expect(elsewhere.deliveries).toEqual([]);
   });
 
   it('when the receiver verifies with another secret, then verification fails there (the signature means something)', async () => {
@@ -223,6 +226,21 @@ describe('the new-plant webhook', () => {
     expect(elapsed).toBeLessThan(4000);
     expect(hooks.deliveries).toHaveLength(2);
     expect(hooks.peakConnections()).toBe(2);
+  });
+
+  it('when one subscriber never answers, then another still gets every event promptly', async () => {
+    const stuck = await receiver({ answer: () => 'hang' });
+    const healthy = await receiver();
+    const app = await appWith(webhookEnv(`${stuck.url},${healthy.url}`, { WEBHOOK_CONNECTIONS: '2' }));
+    const plants = Array.from({ length: 20 }, () => aNewPlant());
+
+    const started = Date.now();
+    for (const plant of plants) await postPlant(app, plant);
+    await healthy.waitFor((all) => all.length === 20, 4000);
+
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect(healthy.deliveries.map((delivery) => delivery.body).sort()).toEqual(plants.map((plant) => JSON.stringify(plant)).sort());
+    expect(stuck.deliveries).toHaveLength(2);
   });
 
   it('when the create fails because the store is locked, then nothing is stored or announced', async () => {

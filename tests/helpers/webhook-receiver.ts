@@ -15,6 +15,9 @@ export type Delivery = {
   receivedAt: number;
 };
 
+/** A status, a status with headers, or 'hang' (never answer). */
+export type Answer = number | 'hang' | { status: number; headers: Record<string, string> };
+
 export type Receiver = {
   url: string;
   port: number;
@@ -30,7 +33,7 @@ export type Receiver = {
  * the standardwebhooks package. `answer` picks the status for each delivery ('hang' never answers).
  */
 export async function startReceiver(
-  options: { secret?: string; port?: number; answer?: (delivery: Delivery, index: number) => number | 'hang' | Promise<number> } = {},
+  options: { secret?: string; port?: number; answer?: (delivery: Delivery, index: number) => Answer | Promise<Answer> } = {},
 ): Promise<Receiver> {
   const verifier = new Webhook(options.secret ?? WEBHOOK_SECRET);
   const deliveries: Delivery[] = [];
@@ -60,8 +63,10 @@ export async function startReceiver(
       };
       deliveries.push(delivery);
       for (const wake of waiters) wake();
-      void Promise.resolve(options.answer?.(delivery, deliveries.length - 1) ?? 200).then((status) => {
-        if (status !== 'hang') res.writeHead(status).end();
+      void Promise.resolve(options.answer?.(delivery, deliveries.length - 1) ?? 200).then((answer) => {
+        if (answer === 'hang') return;
+        if (typeof answer === 'number') res.writeHead(answer).end();
+        else res.writeHead(answer.status, answer.headers).end();
       });
     });
   });
