@@ -1,15 +1,11 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { Pool } from 'undici';
 import type { WebhookConfig } from '../config';
 import type { Logger } from '../logger';
-import { decodeSecret, signedHeaders } from './event';
+import { deliver, subscriberOf, UNREACHABLE, type Subscriber } from './delivery';
+import { decodeSecret } from './event';
 import type { OutboxEvent, OutboxStore, Settlement } from './outbox';
 
-type Lane = {
-  url: string;
-  host: string;
-  path: string;
-  pool: Pool;
+type Lane = Subscriber & {
   inFlight: number;
   pumpQueued: boolean;
   claiming: boolean;
@@ -17,9 +13,6 @@ type Lane = {
   unreachableUntil: number;
   unreachable: string;
 };
-
-// Failures that say the subscriber cannot be reached at all, rather than that this one request went wrong.
-const UNREACHABLE = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 export type DispatcherOptions = {
   store: OutboxStore;
@@ -29,19 +22,12 @@ export type DispatcherOptions = {
   random?: () => number;
   /** How often due events are looked for besides the wake-up a new event gives. */
   pollMs?: number;
-  /** Attempt outcomes are written in batches, so a SQLite store pays one fsync per batch, not per delivery. */
+  /** Attempt outcomes are written in batches: one transaction per batch, not one per delivery. */
   settleEveryMs?: number;
 };
 
 const PRUNE_EVERY_MS = 3_600_000;
 const JITTER = 0.2;
-
-function describeFailure(error: unknown, timedOut: boolean, timeoutMs: number): string {
-  if (timedOut) return `timeout after ${timeoutMs} ms`;
-  const { code } = (error ?? {}) as { code?: unknown };
-  if (typeof code === 'string') return code;
-  return error instanceof Error ? `${error.name}: ${error.message}` : 'unknown error';
-}
 
 /**
  * Sends outbox events to subscribers: one undici pool per subscriber (keep-alive, at most `connections`
@@ -75,27 +61,14 @@ export class WebhookDispatcher {
     // A subscriber that refused a connection is dialed again at most this often; the events due meanwhile
     // spend an attempt without a connection each, so their schedule still runs out as it would.
     this.unreachableForMs = Math.min(1000, ...config.retryScheduleMs);
-    this.lanes = config.urls.map((url) => {
-      const parsed = new URL(url);
-      return {
-        url,
-        host: parsed.host,
-        path: `${parsed.pathname}${parsed.search}`,
-        // No redirect interceptor: a 3xx is an answer that is not 2xx, so it is retried, never followed.
-        pool: new Pool(parsed.origin, {
-          connections: config.connections,
-          pipelining: 1,
-          connect: { timeout: config.timeoutMs },
-          headersTimeout: config.timeoutMs,
-          bodyTimeout: config.timeoutMs,
-        }),
-        inFlight: 0,
-        pumpQueued: false,
-        claiming: false,
-        unreachableUntil: 0,
-        unreachable: '',
-      };
-    });
+    this.lanes = config.urls.map((url) => ({
+      ...subscriberOf(url, config),
+      inFlight: 0,
+      pumpQueued: false,
+      claiming: false,
+      unreachableUntil: 0,
+      unreachable: '',
+    }));
   }
 
   start(): void {
@@ -174,34 +147,12 @@ export class WebhookDispatcher {
       return;
     }
     const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, config.timeoutMs);
     this.inFlight.set(event.seq, controller);
     lane.inFlight += 1;
     const at = this.now();
-    let failure: string | undefined;
-    let status: number | undefined;
-    try {
-      const response = await lane.pool.request({
-        method: 'POST',
-        path: lane.path,
-        headers: signedHeaders(this.key, event.eventId, Math.floor(at / 1000), event.payload),
-        body: event.payload,
-        signal: controller.signal,
-      });
-      status = response.statusCode;
-      await response.body.dump();
-      if (status < 200 || status > 299) failure = `status ${status}`;
-    } catch (error) {
-      failure = describeFailure(error, timedOut, config.timeoutMs);
-    } finally {
-      clearTimeout(timer);
-      this.inFlight.delete(event.seq);
-      lane.inFlight -= 1;
-    }
+    const { failure, status } = await deliver(lane, this.key, event, at, config.timeoutMs, controller.signal);
+    this.inFlight.delete(event.seq);
+    lane.inFlight -= 1;
     if (this.abandoned) return;
     if (failure !== undefined && UNREACHABLE.has(failure)) {
       lane.unreachableUntil = this.now() + this.unreachableForMs;
