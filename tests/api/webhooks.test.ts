@@ -259,6 +259,21 @@ describe('the new-plant webhook', () => {
     expect(outboxRows(app)).toEqual([]);
   });
 
+  it('when its event cannot be written, then the plant is not stored either and the create answers 503', async () => {
+    const hooks = await receiver();
+    const app = await appWith(webhookEnv(hooks.url));
+    const breaker = new Database(app.dbPath);
+    breaker.exec('DROP TABLE webhook_outbox');
+    breaker.close();
+    const plant = aNewPlant();
+
+    const response = await postPlant(app, plant);
+
+    expect([response.status, response.body.error]).toEqual([503, 50301]);
+    expect(app.inspect().prepare('SELECT count(*) AS n FROM plants WHERE id = ?').pluck().get(plant.id)).toBe(0n);
+    expect(app.logs.some((line) => line.level === 50 && JSON.stringify(line).includes('no such table: webhook_outbox'))).toBe(true);
+  });
+
   it('when no webhook is configured, then creates store no event', async () => {
     const app = await appWith({});
 
