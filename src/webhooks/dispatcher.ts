@@ -27,6 +27,8 @@ export type DispatcherOptions = {
 };
 
 const PRUNE_EVERY_MS = 3_600_000;
+// Outcomes written at once past this many: until written their events stay held, and a claim reads past them.
+const SETTLE_BATCH = 64;
 const JITTER = 0.2;
 
 /**
@@ -143,6 +145,7 @@ export class WebhookDispatcher {
     const { config } = this.options;
     if (lane.unreachableUntil > this.now()) {
       this.record(lane, event, this.now(), lane.unreachable, undefined, false);
+      if (this.settlements.length >= SETTLE_BATCH) void this.flush();
       this.schedulePump(lane);
       return;
     }
@@ -161,6 +164,7 @@ export class WebhookDispatcher {
       lane.unreachableUntil = 0;
     }
     this.record(lane, event, at, failure, status, true);
+    if (this.settlements.length >= SETTLE_BATCH) void this.flush();
     if (this.inFlight.size === 0) this.idle?.();
     this.schedulePump(lane);
   }
