@@ -11,6 +11,7 @@ import { metricsSection } from './metrics.section';
 import { readSection } from './read.section';
 import { jwtSection } from './jwt.section';
 import { ROOT, work, type SectionResult } from './lib';
+import { webhooksSection } from './webhooks.section';
 
 // Add a section here: its name (for BENCH_ONLY) and the function that measures it.
 const SECTIONS: Record<string, () => Promise<SectionResult>> = {
@@ -18,6 +19,7 @@ const SECTIONS: Record<string, () => Promise<SectionResult>> = {
   metrics: metricsSection,
   read: readSection,
   jwt: jwtSection,
+  webhooks: webhooksSection,
 };
 
 async function main(): Promise<void> {

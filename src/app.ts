@@ -21,6 +21,7 @@ import { PlantController } from './plants/plant.controller';
 import { SqlitePlantRepository } from './plants/plant.repository.sqlite';
 import { PLANT_ALLOW, PLANTS_ALLOW, plantRoutes } from './plants/plant.routes';
 import { PlantService } from './plants/plant.service';
+import type { PlantOutbox } from './webhooks';
 
 export type AppDeps = {
   config: Config;
@@ -31,10 +32,12 @@ export type AppDeps = {
   /** Absent when METRICS_PORT=0: then not one instrument runs. */
   metrics?: Metrics;
   tokens: StaticTokenStore;
+  /** Where new plants are announced to webhook subscribers; absent when none is configured. */
+  outbox?: PlantOutbox;
 };
 
 /** Builds the whole HTTP app from its dependencies; reads no environment and listens on nothing. */
-export function createApp({ config, logger, db, migrations, lifecycle, metrics, tokens }: AppDeps): Express {
+export function createApp({ config, logger, db, migrations, lifecycle, metrics, tokens, outbox }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -71,7 +74,7 @@ export function createApp({ config, logger, db, migrations, lifecycle, metrics, 
   if (config.rateLimitPerMinute > 0) app.use(rateLimitPerMinute(config.rateLimitPerMinute, readCredentials));
   app.use(auth.authorize);
 
-  const controller = new PlantController(new PlantService(new SqlitePlantRepository(db, logger, metrics?.store)));
+  const controller = new PlantController(new PlantService(new SqlitePlantRepository(db, logger, metrics?.store, outbox)));
   plantRoutes(app, controller, jsonBody(config.bodyLimitBytes), methodNotAllowed);
 
   app.use(notFound);

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
@@ -80,6 +81,28 @@ const jwksUrl = z.string().refine((value) => {
     return false;
   }
 }, 'must be an https:// URL (http:// only on 127.0.0.1, localhost or [::1])');
+// Standard Webhooks secrets: whsec_ and the base64 of the key; fewer than 24 bytes is too weak a key for HMAC-SHA256.
+const webhookSecret = z.string().refine((value) => {
+  const key = value.slice('whsec_'.length);
+  return value.startsWith('whsec_') && /^[A-Za-z0-9+/]+={0,2}$/.test(key) && Buffer.from(key, 'base64').length >= 24;
+}, 'must be whsec_ followed by the base64 of at least 24 random bytes (e.g. whsec_$(openssl rand -base64 32))');
+
+const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+// The delays before each retry, e.g. 5s,5m,30m,2h: one attempt at once, then one after each delay.
+const retrySchedule = list.pipe(
+  z
+    .array(
+      z
+        .string()
+        .regex(/^\d+(ms|s|m|h)$/, 'each entry must be a whole number with ms, s, m or h (e.g. 5s,5m,30m,2h)')
+        .transform((entry) => {
+          const [, digits = '0', unit = 'ms'] = /^(\d+)(ms|s|m|h)$/.exec(entry) ?? [];
+          return Number(digits) * (DURATION_UNITS_MS[unit] ?? 1);
+        })
+        .pipe(z.number().int().min(1).max(7 * 24 * 3_600_000)),
+    )
+    .min(1, 'must list at least one delay'),
+);
 
 // Every variable is a string or absent; an empty string counts as absent, as compose files often pass them.
 const envSchema = z.object({
@@ -108,6 +131,13 @@ const envSchema = z.object({
   METRICS_PORT: integer(0, 65535).prefault('9464'),
   METRICS_HOST: z.string().prefault('127.0.0.1'),
   DOCS_ENABLED: z.enum(['true', 'false']).transform((value) => value === 'true').prefault('true'),
+  WEBHOOK_URLS: list.optional(),
+  WEBHOOK_URLS_FILE: z.string().optional(),
+  WEBHOOK_SECRET: webhookSecret.optional(),
+  WEBHOOK_TIMEOUT_MS: integer(100, 60_000).prefault('5000'),
+  WEBHOOK_RETRY_SCHEDULE: retrySchedule.prefault('5s,5m,30m,2h,5h,10h,10h'),
+  WEBHOOK_RETENTION_HOURS: integer(1, 24 * 365).prefault('72'),
+  WEBHOOK_CONNECTIONS: integer(1, 256).prefault('8'),
 });
 
 /** Every variable the service reads; `.env.example` lists the same set (checked by a test). */
@@ -140,6 +170,17 @@ export type Config = Readonly<{
   metricsPort: number;
   metricsHost: string;
   docsEnabled: boolean;
+  webhooks: WebhookConfig | undefined;
+}>;
+
+/** Subscribers and how to reach them; undefined when no webhook is configured. */
+export type WebhookConfig = Readonly<{
+  urls: readonly string[];
+  secret: string;
+  timeoutMs: number;
+  retryScheduleMs: readonly number[];
+  retentionHours: number;
+  connections: number;
 }>;
 
 export class ConfigError extends Error {}
@@ -174,6 +215,44 @@ function resolveOidc(env: z.infer<typeof envSchema>): OidcConfig | undefined {
     throw new ConfigError('AUTH_JWKS_URL, AUTH_ISSUER and AUTH_AUDIENCE go together: set all three to accept JWT access tokens, or none');
   }
   return Object.freeze({ jwksUrl, issuer, audience, clockToleranceS: env.AUTH_CLOCK_TOLERANCE_S, jwksCooldownS: env.AUTH_JWKS_COOLDOWN_S });
+}
+
+function readUrlsFile(file: string): string[] {
+  try {
+    return readFileSync(file, 'utf8')
+      .split(/\r?\n/)
+      .map((line) => line.trim())
+      .filter((line) => line !== '' && !line.startsWith('#'));
+  } catch (error) {
+    throw new ConfigError(`WEBHOOK_URLS_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
+
+function resolveWebhooks(env: z.infer<typeof envSchema>): WebhookConfig | undefined {
+  const urls = [...(env.WEBHOOK_URLS ?? []), ...(env.WEBHOOK_URLS_FILE === undefined ? [] : readUrlsFile(env.WEBHOOK_URLS_FILE))];
+  if (urls.length === 0 && env.WEBHOOK_SECRET === undefined) return undefined;
+  if (urls.length === 0) throw new ConfigError('WEBHOOK_SECRET is set but no subscriber is: set WEBHOOK_URLS or WEBHOOK_URLS_FILE, or unset WEBHOOK_SECRET');
+  if (env.WEBHOOK_SECRET === undefined) throw new ConfigError('WEBHOOK_URLS / WEBHOOK_URLS_FILE need WEBHOOK_SECRET (whsec_ followed by base64) to sign deliveries');
+  for (const url of urls) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new ConfigError(`WEBHOOK_URLS: "${url}" is not a URL`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError(`WEBHOOK_URLS: "${url}" must be http or https`);
+    // Logs name the subscriber by host; credentials in the URL would be one careless log line from leaking.
+    if (parsed.username !== '' || parsed.password !== '') throw new ConfigError(`WEBHOOK_URLS: a URL must not carry a user or password (${parsed.host})`);
+  }
+  if (new Set(urls).size !== urls.length) throw new ConfigError('WEBHOOK_URLS: a URL is listed twice; each subscriber once');
+  return Object.freeze({
+    urls,
+    secret: env.WEBHOOK_SECRET,
+    timeoutMs: env.WEBHOOK_TIMEOUT_MS,
+    retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE,
+    retentionHours: env.WEBHOOK_RETENTION_HOURS,
+    connections: env.WEBHOOK_CONNECTIONS,
+  });
 }
 
 export function generateToken(): string {
@@ -219,5 +298,6 @@ export function loadConfig(
     metricsPort: env.METRICS_PORT,
     metricsHost: env.METRICS_HOST,
     docsEnabled: env.DOCS_ENABLED,
+    webhooks: resolveWebhooks(env),
   });
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { catalogue, type Reason } from './errors';
 import { errorSchema, listQuerySchema, newPlantSchema, plantIdParamSchema, plantIdSchema, plantSchema, storedPlantSchema } from './plants/plant.schemas';
+import { newPlantWebhookDocument } from './webhooks/webhook.openapi';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -164,6 +165,7 @@ export function buildOpenApiDocument(): JsonSchema {
       schemas: componentSchemas(),
     },
     security: [{ bearerAuth: [] }],
+    webhooks: newPlantWebhookDocument(),
     paths: {
       '/plants': {
         post: {

@@ -8,6 +8,7 @@ import { loadMigrations, migrate } from './db/migrate';
 import type { Lifecycle } from './http/lifecycle';
 import { createLogger, type Logger } from './logger';
 import { createMetrics, serveMetrics, type MetricsServer } from './metrics';
+import { createSqliteWebhooks } from './webhooks';
 
 function exit(logger: Logger, code: number): never {
   logger.flush();
@@ -40,7 +41,8 @@ function start(config: Config, logger: Logger): void {
 
   const lifecycle: Lifecycle = { shuttingDown: false };
   const metrics = config.metricsPort === 0 ? undefined : createMetrics();
-  const app = createApp({ config, logger, db, migrations, lifecycle, metrics, tokens });
+  const webhooks = createSqliteWebhooks(config, db, logger);
+  const app = createApp({ config, logger, db, migrations, lifecycle, metrics, tokens, outbox: webhooks?.outbox });
   const server = http.createServer(
     {
       // Against slow clients: whole headers within headersTimeout, the whole request within requestTimeout.
@@ -69,6 +71,7 @@ function start(config: Config, logger: Logger): void {
     const { address, port } = server.address() as AddressInfo;
     logger.info({ address, port }, 'listening');
     stopTokenRotation = startTokenRotation(tokens, logger);
+    webhooks?.start();
   });
   let metricsServer: MetricsServer | undefined;
   if (metrics !== undefined) {
@@ -92,13 +95,20 @@ function start(config: Config, logger: Logger): void {
     for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
     // Keep-alive sockets turn idle as their last response ends; close each as soon as it does.
     const closeIdle = setInterval(() => server.closeIdleConnections(), 50);
+    // Webhook attempts in flight get the same drain time; their outcomes are written before the database closes.
+    const webhooksStopped = webhooks?.stop(config.shutdownTimeoutMs) ?? Promise.resolve();
+    let finishing = false;
     const finish = (code: number) => {
+      if (finishing) return;
+      finishing = true;
       clearInterval(closeIdle);
       clearTimeout(deadline);
       void metricsServer?.close();
-      db.close();
-      logger.info({ code }, 'stopped');
-      exit(logger, code);
+      void webhooksStopped.then(() => {
+        db.close();
+        logger.info({ code }, 'stopped');
+        exit(logger, code);
+      });
     };
     const deadline = setTimeout(() => {
       logger.warn('drain timed out; closing the connections still open');

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Db } from '../db/database';
 import type { Logger } from '../logger';
+import type { PlantOutbox } from '../webhooks';
 import { AppError } from '../errors';
 import type { InsertOutcome, PlantRepository, StoredPlant } from './plant.repository';
 import type { NewPlant, Plant } from './plant.schemas';
@@ -60,6 +61,7 @@ export class SqlitePlantRepository implements PlantRepository {
     db: Db,
     private readonly logger: Logger,
     private readonly observer: StoreObserver = ignoreStore,
+    outbox?: PlantOutbox,
   ) {
     const insert = db.prepare<[bigint, string, string | null]>(
       'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING',
@@ -75,6 +77,8 @@ export class SqlitePlantRepository implements PlantRepository {
     // Inside the batch's transaction: no other create can run between the insert and the read.
     const insertOrGet = (plant: NewPlant): InsertOutcome => {
       if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
+        // Transactional outbox: the plant's events commit or roll back with it (a failure here fails the batch).
+        outbox?.recordCreated(plant);
         return { created: true, stored: toPlant({ name: plant.name, tag: plant.tag ?? null }) };
       }
       const row = select.get(plant.id);

@@ -13,6 +13,7 @@ import { loadMigrations, migrate } from '../../src/db/migrate';
 import type { Lifecycle } from '../../src/http/lifecycle';
 import { createLogger } from '../../src/logger';
 import { createMetrics, serveMetrics } from '../../src/metrics';
+import { createSqliteWebhooks } from '../../src/webhooks';
 
 export const TOKEN = 'test-token-0123456789abcdefghijklmnopqrstuvwxyz';
 export const OTHER_TOKEN = 'other-token-0123456789abcdefghijklmnopqrstuvwxyz';
@@ -67,10 +68,12 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   });
   const lifecycle: Lifecycle = { shuttingDown: false };
   const metrics = config.metricsPort === 0 ? undefined : createMetrics();
-  const app = createApp({ config, logger, db, migrations, lifecycle, metrics, tokens: new StaticTokenStore(config) });
+  const webhooks = createSqliteWebhooks(config, db, logger);
+  const app = createApp({ config, logger, db, migrations, lifecycle, metrics, tokens: new StaticTokenStore(config), outbox: webhooks?.outbox });
   const metricsServer = metrics && (await serveMetrics(metrics.registry, { host: '127.0.0.1', port: 0 }));
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  webhooks?.start();
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const inspectors: Database.Database[] = [];
 
@@ -93,6 +96,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
       await metricsServer?.close();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await webhooks?.stop(1000);
       for (const connection of inspectors) connection.close();
       db.close();
       rmSync(dir, { recursive: true, force: true });

@@ -40,6 +40,7 @@ describe('loadConfig', () => {
       metricsPort: 9464,
       metricsHost: '127.0.0.1',
       docsEnabled: true,
+      webhooks: undefined,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });

@@ -1,0 +1,157 @@
+// The new-plant webhook: creates/s with one subscriber (a local receiver answering 200) and with the
+// subscriber down, each against no webhook in the same run; commit-to-delivery lag at half the measured create
+// rate; and how fast a backlog drains once the subscriber is back.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Database from 'better-sqlite3';
+import { Pool } from 'undici';
+import { alternate, f0, f1, f2, failures, freePort, freshStore, load, measure, row, SECONDS, start, TABLE_HEAD, TOKEN, type SectionResult } from './lib';
+
+const SECRET = `whsec_${Buffer.alloc(32, 42).toString('base64')}`;
+
+/** A subscriber in this process: answers 200 at once and notes when each plant id arrived. */
+async function startReceiver(port = 0) {
+  const arrivals = new Map<string, number>();
+  let count = 0;
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      count += 1;
+      const id = /"id":(-?\d+)/.exec(body)?.[1];
+      if (id !== undefined && !arrivals.has(id)) arrivals.set(id, performance.now());
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    arrivals,
+    count: () => count,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+let nextLagId = 20_000_000_000;
+
+type Lag = { lags: number[]; fromSend: number[]; missing: number; failed: number };
+
+/**
+ * Creates at a fixed rate for `seconds`. A create commits before its 200 leaves the server, so arrival minus
+ * the 200's arrival here is the commit-to-delivery lag, slightly under (by the response's trip); arrival minus
+ * the send adds the create's own latency, an upper bound.
+ */
+async function pacedLag(port: number, rate: number, seconds: number, arrivals: Map<string, number>): Promise<Lag> {
+  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 50 });
+  const sentAt = new Map<string, number>();
+  const answeredAt = new Map<string, number>();
+  const pending: Promise<void>[] = [];
+  let failed = 0;
+  const started = performance.now();
+  while (performance.now() - started < seconds * 1000) {
+    const due = Math.floor(((performance.now() - started) / 1000) * rate);
+    while (sentAt.size < due) {
+      nextLagId += 1;
+      const id = String(nextLagId);
+      sentAt.set(id, performance.now());
+      pending.push(
+        pool
+          .request({
+            method: 'POST',
+            path: '/plants',
+            headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+            body: `{"id":${id},"name":"Lag ${id}"}`,
+          })
+          .then(async (response) => {
+            answeredAt.set(id, performance.now());
+            if (response.statusCode !== 200) failed += 1;
+            await response.body.dump();
+          }),
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  await Promise.all(pending);
+  const deadline = performance.now() + 10_000;
+  while ([...sentAt.keys()].some((id) => !arrivals.has(id)) && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  await pool.close();
+  const delivered = [...sentAt].filter(([id]) => arrivals.has(id));
+  const sorted = (values: number[]) => values.sort((a, b) => a - b);
+  return {
+    lags: sorted(delivered.map(([id]) => (arrivals.get(id) ?? 0) - (answeredAt.get(id) ?? 0))),
+    fromSend: sorted(delivered.map(([id, at]) => (arrivals.get(id) ?? 0) - at)),
+    missing: sentAt.size - delivered.length,
+    failed,
+  };
+}
+
+/** Creates with the subscriber down, then a restart with it up and every pending event due: events/s sent. */
+async function drainRate(down: Record<string, string>, port: number): Promise<{ events: number; perSecond: number }> {
+  const url = freshStore('webhooks-drain');
+  const server = await start('service', url, down);
+  await load(server.port, SECONDS);
+  await server.stop();
+  const db = new Database(url.slice('file:'.length));
+  const events = Number(db.prepare("SELECT count(*) AS n FROM webhook_outbox WHERE status = 'pending'").pluck().get());
+  // Due now, so the drain measures the dispatcher, not the retry schedule's spread.
+  db.prepare("UPDATE webhook_outbox SET next_attempt_at = 0 WHERE status = 'pending'").run();
+  db.close();
+  const receiver = await startReceiver(port);
+  const restarted = await start('service', url, down);
+  const from = performance.now();
+  const deadline = from + 300_000;
+  while (receiver.arrivals.size < events && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  const seconds = (performance.now() - from) / 1000;
+  await restarted.stop();
+  await receiver.close();
+  return { events, perSecond: receiver.arrivals.size / seconds };
+}
+
+export async function webhooksSection(): Promise<SectionResult> {
+  const receiver = await startReceiver();
+  const downPort = await freePort();
+  const one = { WEBHOOK_URLS: receiver.url, WEBHOOK_SECRET: SECRET };
+  const down = { WEBHOOK_URLS: `http://127.0.0.1:${downPort}/hooks`, WEBHOOK_SECRET: SECRET };
+  const { medians, runs } = await alternate({
+    none: () => measure('service', freshStore('webhooks-none')),
+    subscriber: () => measure('service', freshStore('webhooks-one'), { env: one }),
+    down: () => measure('service', freshStore('webhooks-down'), { env: down }),
+  });
+
+  const rate = Math.max(1, Math.round(medians.subscriber.rps / 2));
+  const lagServer = await start('service', freshStore('webhooks-lag'), one);
+  const lag = await pacedLag(lagServer.port, rate, SECONDS, receiver.arrivals);
+  await lagServer.stop();
+  await receiver.close();
+  const quantile = (values: number[], q: number) => values[Math.min(values.length - 1, Math.floor(values.length * q))] ?? NaN;
+  const p = (q: number) => quantile(lag.lags, q);
+  console.error(
+    `webhooks lag at ${rate} creates/s: 200-to-delivery p50 ${f1(p(0.5))} ms, p99 ${f1(p(0.99))} ms; send-to-delivery p99 ${f1(quantile(lag.fromSend, 0.99))} ms; ${lag.missing} not delivered, ${lag.failed} creates not 200`,
+  );
+
+  const drain = await drainRate(down, downPort);
+  console.error(`webhooks drain: ${drain.events} events at ${f0(drain.perSecond)} events/s`);
+
+  const lines = [
+    `### Webhooks: creates with one subscriber (a local receiver answering 200), with it down, and without webhooks; medians of alternating rounds`,
+    '',
+    ...TABLE_HEAD,
+    row('service, no webhook', medians.none),
+    row('service, one subscriber', medians.subscriber),
+    row('service, subscriber down (default retry schedule)', medians.down),
+    '',
+    '| measure | value | goal |',
+    '|---|---:|---|',
+    `| creates/s, one subscriber / none | ${f2(medians.subscriber.rps / medians.none.rps)} | ≥ 0.80 |`,
+    `| commit-to-delivery p99 at ${rate} creates/s (half the rate): the 200 to the delivery's arrival | ${f1(p(0.99))} ms (p50 ${f1(p(0.5))}; from the send, p99 ${f1(quantile(lag.fromSend, 0.99))}; ${lag.missing} of ${lag.lags.length + lag.missing} not delivered) | < 1 s |`,
+    `| creates/s, subscriber down / none | ${f2(medians.down.rps / medians.none.rps)} | ≥ 0.90 |`,
+    `| backlog drain after the subscriber is back (${drain.events} events, all due) | ${f0(drain.perSecond)} events/s | measured |`,
+    '',
+  ];
+  const loadFailures = { none: failures(...runs.none), subscriber: failures(...runs.subscriber), down: failures(...runs.down) };
+  console.error(`webhooks: creates not 2xx or errored: ${JSON.stringify(loadFailures)}`);
+  return { lines, failed: loadFailures.none + loadFailures.subscriber + loadFailures.down + lag.failed + lag.missing };
+}

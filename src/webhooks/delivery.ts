@@ -1,0 +1,64 @@
+import { Pool } from 'undici';
+import type { WebhookConfig } from '../config';
+import { signedHeaders } from './event';
+import type { OutboxEvent } from './outbox';
+
+/** One subscriber's endpoint: its own keep-alive pool, so a slow subscriber holds only its own connections. */
+export type Subscriber = { url: string; host: string; path: string; pool: Pool };
+
+export type AttemptResult = { failure: string | undefined; status: number | undefined };
+
+// Failures that say the subscriber cannot be reached at all, rather than that this one request went wrong.
+export const UNREACHABLE = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+export function subscriberOf(url: string, config: WebhookConfig): Subscriber {
+  const parsed = new URL(url);
+  return {
+    url,
+    host: parsed.host,
+    path: `${parsed.pathname}${parsed.search}`,
+    // No redirect interceptor: a 3xx is an answer that is not 2xx, so it is retried, never followed.
+    pool: new Pool(parsed.origin, {
+      connections: config.connections,
+      pipelining: 1,
+      connect: { timeout: config.timeoutMs },
+      headersTimeout: config.timeoutMs,
+      bodyTimeout: config.timeoutMs,
+    }),
+  };
+}
+
+function describeFailure(error: unknown): string {
+  const { code } = (error ?? {}) as { code?: unknown };
+  if (typeof code === 'string') return code;
+  return error instanceof Error ? `${error.name}: ${error.message}` : 'unknown error';
+}
+
+/** One signed POST of the event; the whole attempt, answer included, within `timeoutMs` or `signal`. */
+export async function deliver(subscriber: Subscriber, key: Buffer, event: OutboxEvent, at: number, timeoutMs: number, signal: AbortSignal): Promise<AttemptResult> {
+  const controller = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    controller.abort();
+  }, timeoutMs);
+  const abort = () => controller.abort();
+  signal.addEventListener('abort', abort);
+  try {
+    const response = await subscriber.pool.request({
+      method: 'POST',
+      path: subscriber.path,
+      headers: signedHeaders(key, event.eventId, Math.floor(at / 1000), event.payload),
+      body: event.payload,
+      signal: controller.signal,
+    });
+    await response.body.dump();
+    const status = response.statusCode;
+    return { failure: status >= 200 && status <= 299 ? undefined : `status ${status}`, status };
+  } catch (error) {
+    return { failure: timedOut ? `timeout after ${timeoutMs} ms` : describeFailure(error), status: undefined };
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', abort);
+  }
+}

@@ -1,0 +1,230 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { WebhookConfig } from '../config';
+import type { Logger } from '../logger';
+import { deliver, subscriberOf, UNREACHABLE, type Subscriber } from './delivery';
+import { decodeSecret } from './event';
+import type { OutboxEvent, OutboxStore, Settlement } from './outbox';
+
+type Lane = Subscriber & {
+  inFlight: number;
+  pumpQueued: boolean;
+  claiming: boolean;
+  /** Until then the subscriber counts as unreachable: attempts fail with `unreachable` without dialing. */
+  unreachableUntil: number;
+  unreachable: string;
+};
+
+export type DispatcherOptions = {
+  store: OutboxStore;
+  config: WebhookConfig;
+  logger: Logger;
+  now?: () => number;
+  random?: () => number;
+  /** How often due events are looked for besides the wake-up a new event gives. */
+  pollMs?: number;
+  /** Attempt outcomes are written in batches: one transaction per batch, not one per delivery. */
+  settleEveryMs?: number;
+};
+
+const PRUNE_EVERY_MS = 3_600_000;
+// Outcomes written at once past this many: until written their events stay held, and a claim reads past them.
+const SETTLE_BATCH = 64;
+const JITTER = 0.2;
+
+/**
+ * Sends outbox events to subscribers: one undici pool per subscriber (keep-alive, at most `connections`
+ * requests at once, so a slow subscriber holds only its own slots), signed per attempt, retried on the
+ * schedule with jitter, outcomes written back in batches. It must never block or slow a create: it only
+ * reads due rows and writes outcomes, briefly, between the event loop's other work.
+ */
+export class WebhookDispatcher {
+  private readonly lanes: Lane[];
+  private readonly key: Buffer;
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private readonly pollMs: number;
+  private readonly settleEveryMs: number;
+  private readonly unreachableForMs: number;
+  private readonly inFlight = new Map<string, AbortController>();
+  private settlements: Settlement[] = [];
+  private settling: Promise<void> = Promise.resolve();
+  private timers: NodeJS.Timeout[] = [];
+  private stopping = false;
+  private abandoned = false;
+  private idle: (() => void) | undefined;
+
+  constructor(private readonly options: DispatcherOptions) {
+    const { config } = options;
+    this.key = decodeSecret(config.secret);
+    this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
+    this.pollMs = options.pollMs ?? Math.max(10, Math.min(250, ...config.retryScheduleMs));
+    this.settleEveryMs = options.settleEveryMs ?? 100;
+    // A subscriber that refused a connection is dialed again at most this often; the events due meanwhile
+    // spend an attempt without a connection each, so their schedule still runs out as it would.
+    this.unreachableForMs = Math.min(1000, ...config.retryScheduleMs);
+    this.lanes = config.urls.map((url) => ({
+      ...subscriberOf(url, config),
+      inFlight: 0,
+      pumpQueued: false,
+      claiming: false,
+      unreachableUntil: 0,
+      unreachable: '',
+    }));
+  }
+
+  start(): void {
+    const { store, config, logger } = this.options;
+    void Promise.resolve(store.retireOthers(config.urls, this.now())).then(
+      (retired) => {
+        if (retired > 0) logger.warn({ events: retired }, 'webhook events of subscribers no longer configured marked failed');
+      },
+      (err: unknown) => logger.error({ err }, 'webhook outbox: cannot retire events of removed subscribers'),
+    );
+    this.timers.push(setInterval(this.wake, this.pollMs), setInterval(() => void this.flush(), this.settleEveryMs));
+    this.timers.push(setInterval(() => void this.prune(), PRUNE_EVERY_MS));
+    void this.prune();
+    this.wake();
+  }
+
+  /** Something may be due: each subscriber looks once, on the next turn of the event loop. */
+  readonly wake = (): void => {
+    for (const lane of this.lanes) this.schedulePump(lane);
+  };
+
+  /** Waits up to `timeoutMs` for attempts in flight; the rest are abandoned and stay pending. */
+  async stop(timeoutMs: number): Promise<void> {
+    this.stopping = true;
+    for (const timer of this.timers) clearInterval(timer);
+    if (this.inFlight.size > 0) {
+      await new Promise<void>((resolve) => {
+        const deadline = setTimeout(resolve, timeoutMs);
+        this.idle = () => {
+          clearTimeout(deadline);
+          resolve();
+        };
+      });
+    }
+    const left = [...this.inFlight.keys()];
+    if (left.length > 0) {
+      this.abandoned = true;
+      for (const controller of this.inFlight.values()) controller.abort();
+      await this.options.store.release(left);
+      this.options.logger.warn({ events: left.length }, 'webhook attempts unfinished at the drain deadline; left pending for the next start');
+    }
+    await this.flush();
+    await Promise.all(this.lanes.map((lane) => lane.pool.destroy()));
+  }
+
+  private schedulePump(lane: Lane): void {
+    if (lane.pumpQueued || this.stopping) return;
+    lane.pumpQueued = true;
+    setImmediate(() => {
+      lane.pumpQueued = false;
+      void this.pump(lane);
+    });
+  }
+
+  private async pump(lane: Lane): Promise<void> {
+    const free = this.options.config.connections - lane.inFlight;
+    if (this.stopping || lane.claiming || free <= 0) return;
+    lane.claiming = true;
+    let events: OutboxEvent[];
+    try {
+      events = await this.options.store.claim(lane.url, free, this.now());
+    } catch (err) {
+      this.options.logger.error({ err, subscriber: lane.host }, 'webhook outbox: cannot read due events');
+      return;
+    } finally {
+      lane.claiming = false;
+    }
+    for (const event of events) void this.attempt(lane, event);
+  }
+
+  private async attempt(lane: Lane, event: OutboxEvent): Promise<void> {
+    const { config } = this.options;
+    if (lane.unreachableUntil > this.now()) {
+      this.record(lane, event, this.now(), lane.unreachable, undefined, false);
+      if (this.settlements.length >= SETTLE_BATCH) void this.flush();
+      this.schedulePump(lane);
+      return;
+    }
+    const controller = new AbortController();
+    this.inFlight.set(event.seq, controller);
+    lane.inFlight += 1;
+    const at = this.now();
+    const { failure, status } = await deliver(lane, this.key, event, at, config.timeoutMs, controller.signal);
+    this.inFlight.delete(event.seq);
+    lane.inFlight -= 1;
+    if (this.abandoned) return;
+    if (failure !== undefined && UNREACHABLE.has(failure)) {
+      lane.unreachableUntil = this.now() + this.unreachableForMs;
+      lane.unreachable = failure;
+    } else if (failure === undefined) {
+      lane.unreachableUntil = 0;
+    }
+    this.record(lane, event, at, failure, status, true);
+    if (this.settlements.length >= SETTLE_BATCH) void this.flush();
+    if (this.inFlight.size === 0) this.idle?.();
+    this.schedulePump(lane);
+  }
+
+  private record(lane: Lane, event: OutboxEvent, at: number, failure: string | undefined, status: number | undefined, dialed: boolean): void {
+    const schedule = this.options.config.retryScheduleMs;
+    const attempts = event.attempts + 1;
+    if (failure === undefined) {
+      this.settlements.push({ seq: event.seq, status: 'delivered', attempts, nextAttemptAt: at, at, error: null });
+      return;
+    }
+    const delay = schedule[attempts - 1];
+    const nextAttemptAt = delay === undefined ? null : at + Math.round(delay * (1 - JITTER + 2 * JITTER * this.random()));
+    this.settlements.push({
+      seq: event.seq,
+      status: nextAttemptAt === null ? 'failed' : 'pending',
+      attempts,
+      nextAttemptAt: nextAttemptAt ?? at,
+      at,
+      error: failure,
+    });
+    const fields = {
+      eventId: event.eventId,
+      subscriber: lane.host,
+      attempt: attempts,
+      ...(status === undefined ? { error: failure } : { status }),
+      ...(dialed ? {} : { dialed: false }),
+      nextAttemptAt: nextAttemptAt === null ? null : new Date(nextAttemptAt).toISOString(),
+    };
+    if (nextAttemptAt === null) this.options.logger.error(fields, 'webhook attempt failed; no attempt left, event marked failed');
+    else this.options.logger.warn(fields, 'webhook attempt failed; will retry');
+  }
+
+  private flush(): Promise<void> {
+    this.settling = this.settling.then(async () => {
+      if (this.settlements.length === 0) return;
+      const batch = this.settlements;
+      this.settlements = [];
+      try {
+        await this.options.store.settle(batch);
+      } catch (err) {
+        // Kept for the next flush; until written, the events stay held and are not attempted again.
+        this.settlements = [...batch, ...this.settlements];
+        this.options.logger.error({ err, events: batch.length }, 'webhook outbox: cannot record attempt outcomes; will try again');
+      }
+    });
+    return this.settling;
+  }
+
+  private async prune(): Promise<void> {
+    const before = this.now() - this.options.config.retentionHours * 3_600_000;
+    let total = 0;
+    try {
+      for (let deleted = await this.options.store.prune(before); deleted > 0 && !this.stopping; deleted = await this.options.store.prune(before)) {
+        total += deleted;
+        await nextTurn();
+      }
+    } catch (err) {
+      this.options.logger.error({ err }, 'webhook outbox: cannot prune');
+    }
+    if (total > 0) this.options.logger.info({ deleted: total, retentionHours: this.options.config.retentionHours }, 'webhook outbox pruned');
+  }
+}

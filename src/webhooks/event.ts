@@ -1,0 +1,28 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import type { NewPlant } from '../plants/plant.schemas';
+
+/**
+ * The NewPlant body as sent, written by hand: JSON.stringify cannot write a bigint, and a Number would round
+ * ids past 2^53. The strings go through JSON.stringify, which escapes them as JSON requires.
+ */
+export function newPlantPayload(plant: NewPlant): string {
+  const tag = plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`;
+  return `{"id":${plant.id.toString()},"name":${JSON.stringify(plant.name)}${tag}}`;
+}
+
+/** One id per event, the same on every retry: the receiver's dedup key (Standard Webhooks `webhook-id`). */
+export const newEventId = (): string => `msg_${randomUUID().replaceAll('-', '')}`;
+
+/** The secret's key bytes: whsec_ and base64, as the standardwebhooks libraries decode it. */
+export const decodeSecret = (secret: string): Buffer => Buffer.from(secret.slice('whsec_'.length), 'base64');
+
+/** Standard Webhooks headers for one attempt: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`. */
+export function signedHeaders(key: Buffer, eventId: string, timestampSeconds: number, body: string): Record<string, string> {
+  const signature = createHmac('sha256', key).update(`${eventId}.${timestampSeconds}.${body}`).digest('base64');
+  return {
+    'content-type': 'application/json',
+    'webhook-id': eventId,
+    'webhook-timestamp': String(timestampSeconds),
+    'webhook-signature': `v1,${signature}`,
+  };
+}

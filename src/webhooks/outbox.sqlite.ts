@@ -1,0 +1,109 @@
+import { openDatabase, type Db } from '../db/database';
+import { AppError } from '../errors';
+import type { NewPlant } from '../plants/plant.schemas';
+import { newEventId, newPlantPayload } from './event';
+import type { OutboxEvent, OutboxStore, PlantOutbox, Settlement } from './outbox';
+
+type Row = { seq: number; event_id: string; payload: string; attempts: number };
+
+/**
+ * The SQLite outbox: recordCreated runs inside the plant repository's group-commit transaction, on its
+ * connection. One process owns a SQLite file, so an event being attempted is held in memory (no write per
+ * claim) until its outcome is written. Outcomes, pruning and retiring go through a second connection with
+ * synchronous=NORMAL: an fsync per outcome batch blocked the event loop and slowed creates tenfold on a busy
+ * disk, and a lost outcome only means one more delivery with the same webhook-id (the next create's fsync
+ * of the shared WAL makes it durable anyway).
+ */
+export class SqliteOutbox implements PlantOutbox, OutboxStore {
+  private readonly held = new Map<string, Set<string>>();
+  private readonly insert;
+  private readonly due;
+  private readonly update;
+  private readonly settleAll;
+  private readonly pruneSome;
+  private readonly retire;
+  onRecorded: () => void = () => undefined;
+
+  private readonly writer: Db;
+
+  constructor(
+    db: Db,
+    private readonly subscribers: readonly string[],
+    busyTimeoutMs: number,
+  ) {
+    this.writer = openDatabase(db.name, { busyTimeoutMs });
+    this.writer.pragma('synchronous = NORMAL');
+    this.insert = db.prepare<[string, string, bigint, string, number, number, number]>(
+      'INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    );
+    this.due = db
+      .prepare<[string, number, number], Row>(
+        `SELECT seq, event_id, payload, attempts FROM webhook_outbox
+         WHERE subscriber = ? AND status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, seq LIMIT ?`,
+      )
+      .safeIntegers(false);
+    this.update = this.writer.prepare<[string, number, number, number, string | null, bigint]>(
+      'UPDATE webhook_outbox SET status = ?, attempts = ?, next_attempt_at = ?, updated_at = ?, last_error = ? WHERE seq = ?',
+    );
+    this.settleAll = this.writer.transaction((settlements: readonly Settlement[]) => {
+      for (const s of settlements) this.update.run(s.status, s.attempts, s.nextAttemptAt, s.at, s.error, BigInt(s.seq));
+    });
+    this.pruneSome = this.writer.prepare<[number]>(
+      `DELETE FROM webhook_outbox WHERE seq IN
+       (SELECT seq FROM webhook_outbox WHERE status <> 'pending' AND updated_at < ? LIMIT 1000)`,
+    );
+    this.retire = this.writer.prepare<[number, string]>(
+      `UPDATE webhook_outbox SET status = 'failed', updated_at = ?, last_error = 'subscriber no longer configured'
+       WHERE status = 'pending' AND subscriber NOT IN (SELECT value FROM json_each(?))`,
+    );
+    for (const subscriber of subscribers) this.held.set(subscriber, new Set());
+  }
+
+  recordCreated(plant: NewPlant): void {
+    try {
+      const payload = newPlantPayload(plant);
+      const now = Date.now();
+      for (const subscriber of this.subscribers) this.insert.run(newEventId(), subscriber, plant.id, payload, now, now, now);
+    } catch (error) {
+      // Thrown as a store fault, the whole batch rolls back: a plant is never committed without its events.
+      throw new AppError('store_unavailable', undefined, { cause: error });
+    }
+    this.onRecorded();
+  }
+
+  claim(subscriber: string, limit: number, now: number): OutboxEvent[] {
+    const held = this.held.get(subscriber) ?? new Set<string>();
+    // Held events are still pending on disk: read past them.
+    const rows = this.due.all(subscriber, now, limit + held.size);
+    const events: OutboxEvent[] = [];
+    for (const row of rows) {
+      const seq = String(row.seq);
+      if (held.has(seq) || events.length >= limit) continue;
+      held.add(seq);
+      events.push({ seq, eventId: row.event_id, subscriber, payload: row.payload, attempts: row.attempts });
+    }
+    return events;
+  }
+
+  settle(settlements: readonly Settlement[]): void {
+    this.settleAll.immediate(settlements);
+    for (const held of this.held.values()) for (const s of settlements) held.delete(s.seq);
+  }
+
+  /** Lets go of events whose attempt was abandoned (at shutdown): they stay pending. */
+  release(seqs: readonly string[]): void {
+    for (const held of this.held.values()) for (const seq of seqs) held.delete(seq);
+  }
+
+  prune(before: number): number {
+    return this.pruneSome.run(before).changes;
+  }
+
+  retireOthers(subscribers: readonly string[], now: number): number {
+    return this.retire.run(now, JSON.stringify(subscribers)).changes;
+  }
+
+  close(): void {
+    this.writer.close();
+  }
+}

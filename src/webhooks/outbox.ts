@@ -1,0 +1,29 @@
+import type { NewPlant } from '../plants/plant.schemas';
+
+/** What a plant store calls inside its create transaction: one event per subscriber, committed with the plant. */
+export type PlantOutbox = { recordCreated(plant: NewPlant): void };
+
+export type OutboxEvent = { seq: string; eventId: string; subscriber: string; payload: string; attempts: number };
+
+/** The outcome of one attempt, written back in batches. `attempts` counts this one. */
+export type Settlement = {
+  seq: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  nextAttemptAt: number;
+  at: number;
+  error: string | null;
+};
+
+/** What the dispatcher needs from an outbox, whatever the database. */
+export type OutboxStore = {
+  /** Up to `limit` due events of one subscriber that no other attempt holds. */
+  claim(subscriber: string, limit: number, now: number): OutboxEvent[] | Promise<OutboxEvent[]>;
+  settle(settlements: readonly Settlement[]): void | Promise<void>;
+  /** Lets go of claimed events whose attempt was abandoned at shutdown: they stay pending as they were. */
+  release(seqs: readonly string[]): void | Promise<void>;
+  /** Deletes a slice (at most 1000) of delivered and failed events settled before `before`; answers how many. */
+  prune(before: number): number | Promise<number>;
+  /** Marks pending events of subscribers no longer configured as failed; answers how many. */
+  retireOthers(subscribers: readonly string[], now: number): number | Promise<number>;
+};

@@ -1,0 +1,36 @@
+/** The OpenAPI 3.1 `webhooks` entry of the published contract: what a subscriber receives and must answer. */
+export function newPlantWebhookDocument(): Record<string, unknown> {
+  const header = (description: string, schema: Record<string, unknown>) => ({ required: true, description, schema });
+  return {
+    '/plant/webhook': {
+      post: {
+        operationId: 'newPlantWebhook',
+        summary: 'Information about a new plant added to the store, sent to each configured subscriber.',
+        description:
+          'Sent once per created plant (not for an identical retry or a conflict), at least once and not in order; ' +
+          'deduplicate on webhook-id. Verify with any Standard Webhooks library and the shared secret.',
+        security: [],
+        parameters: [
+          { in: 'header', name: 'webhook-id', ...header('The event id; the same on every retry of this event.', { type: 'string', pattern: '^msg_[0-9a-f]{32}$' }) },
+          { in: 'header', name: 'webhook-timestamp', ...header('Unix seconds when this attempt was sent.', { type: 'integer' }) },
+          {
+            in: 'header',
+            name: 'webhook-signature',
+            ...header('`v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret\'s decoded bytes.', {
+              type: 'string',
+              pattern: '^v1,[A-Za-z0-9+/]+={0,2}$',
+            }),
+          },
+        ],
+        requestBody: {
+          required: true,
+          description: 'The NewPlant as created; the id is a JSON integer written exactly, also past 2^53.',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPlant' } } },
+        },
+        responses: {
+          '200': { description: 'Received. Any 2xx within WEBHOOK_TIMEOUT_MS counts as delivered; anything else is retried.' },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,155 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Pool } from 'pg';
+import { loadConfig } from '../../src/config';
+import { createLogger } from '../../src/logger';
+import { newPlantSchema } from '../../src/plants/plant.schemas';
+import { createPostgresWebhooks, type PostgresWebhooks } from '../../src/webhooks';
+import { describeWith } from '../helpers/optional-services';
+import { aNewPlant } from '../helpers/plants';
+import { sleep, startReceiver, WEBHOOK_SECRET, type Receiver } from '../helpers/webhook-receiver';
+
+const MIGRATION = readFileSync(path.resolve(__dirname, '..', '..', 'migrations', 'postgres-webhooks', '003-webhook-outbox.sql'), 'utf8');
+
+describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', (serverUrl) => {
+  const database = `plants_t_${randomBytes(6).toString('hex')}`;
+  let admin: Pool;
+  let pools: Pool[] = [];
+  const running: { stop: (timeoutMs: number) => Promise<void> }[] = [];
+  const receivers: Receiver[] = [];
+
+  beforeAll(async () => {
+    admin = new Pool({ connectionString: serverUrl, max: 1 });
+    await admin.query(`CREATE DATABASE ${database}`);
+    const setup = poolOf();
+    await setup.query(MIGRATION);
+  });
+
+  afterEach(async () => {
+    for (const replica of running.splice(0)) await replica.stop(1000);
+    for (const receiver of receivers.splice(0)) await receiver.close();
+    await poolOf().query('TRUNCATE webhook_outbox');
+  });
+
+  afterAll(async () => {
+    for (const pool of pools) await pool.end();
+    pools = [];
+    await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await admin.end();
+  });
+
+  function poolOf(): Pool {
+    const url = new URL(serverUrl);
+    url.pathname = `/${database}`;
+    const pool = new Pool({ connectionString: url.toString(), max: 4 });
+    // An idle client's error (the server ending its connection) would otherwise be thrown as unhandled.
+    pool.on('error', (error) => process.stderr.write(`idle PostgreSQL client: ${error.message}\n`));
+    pools.push(pool);
+    return pool;
+  }
+
+  /** One replica: its own pool and dispatcher over the shared outbox. */
+  function replica(url: string, env: Record<string, string> = {}): { webhooks: PostgresWebhooks; pool: Pool; logs: Record<string, unknown>[] } {
+    const config = loadConfig({ AUTH_TOKENS: 'x'.repeat(32), WEBHOOK_URLS: url, WEBHOOK_SECRET, WEBHOOK_RETRY_SCHEDULE: '100ms,100ms', ...env });
+    const logs: Record<string, unknown>[] = [];
+    const logger = createLogger(config, { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) });
+    const pool = poolOf();
+    const webhooks = createPostgresWebhooks(config, pool, logger, { pollMs: 50 });
+    if (webhooks === undefined) throw new Error('webhooks not configured');
+    webhooks.start();
+    running.push(webhooks);
+    return { webhooks, pool, logs };
+  }
+
+  async function receiver(options: Parameters<typeof startReceiver>[0] = {}): Promise<Receiver> {
+    const started = await startReceiver(options);
+    receivers.push(started);
+    return started;
+  }
+
+  /** A create's transaction as a store would run it: the outbox rows on the same client, then COMMIT or ROLLBACK. */
+  async function inTransaction(target: { webhooks: PostgresWebhooks; pool: Pool }, plants: Record<string, unknown>[], end: 'COMMIT' | 'ROLLBACK' = 'COMMIT') {
+    const client = await target.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await target.webhooks.outbox.recordCreated(client, plants.map((plant) => newPlantSchema.parse(plant)));
+      await client.query(end);
+    } finally {
+      client.release();
+    }
+    if (end === 'COMMIT') target.webhooks.wake();
+  }
+
+  it('when a plant is recorded in a committed transaction, then it is delivered once, signed, with the exact id', async () => {
+    const hooks = await receiver();
+    const one = replica(hooks.url);
+
+    await inTransaction(one, [{ id: 9223372036854775807n, name: 'Ficus', tag: 'big' }]);
+    await hooks.waitFor((all) => all.length === 1);
+    await sleep(400);
+
+    expect(hooks.deliveries).toEqual([expect.objectContaining({ body: '{"id":9223372036854775807,"name":"Ficus","tag":"big"}', verified: true })]);
+    const { rows } = await one.pool.query('SELECT status, attempts, plant_id FROM webhook_outbox');
+    expect(rows).toEqual([{ status: 'delivered', attempts: 1, plant_id: '9223372036854775807' }]);
+  });
+
+  it('when the transaction rolls back, then nothing is stored or delivered', async () => {
+    const hooks = await receiver();
+    const one = replica(hooks.url);
+
+    await inTransaction(one, [aNewPlant()], 'ROLLBACK');
+    await sleep(500);
+
+    expect(hooks.deliveries).toEqual([]);
+    expect((await one.pool.query('SELECT count(*)::int AS n FROM webhook_outbox')).rows).toEqual([{ n: 0 }]);
+  });
+
+  it('when the receiver answers 500 then 200, then the same webhook-id comes twice and the event ends delivered', async () => {
+    const hooks = await receiver({ answer: (_delivery, index) => (index === 0 ? 500 : 200) });
+    const one = replica(hooks.url);
+
+    await inTransaction(one, [aNewPlant()]);
+    await hooks.waitFor((all) => all.length === 2);
+    await sleep(400);
+
+    expect(hooks.deliveries[1]?.id).toBe(hooks.deliveries[0]?.id);
+    expect((await one.pool.query('SELECT status, attempts, last_error FROM webhook_outbox')).rows).toEqual([
+      { status: 'delivered', attempts: 2, last_error: null },
+    ]);
+  });
+
+  it('when two replicas dispatch from one outbox, then the receiver gets each of 300 events exactly once', async () => {
+    const hooks = await receiver({ answer: () => sleep(Math.floor(Math.random() * 5)).then(() => 200) });
+    const first = replica(hooks.url);
+    const second = replica(hooks.url);
+    const plants = Array.from({ length: 300 }, () => aNewPlant());
+
+    for (let i = 0; i < plants.length; i += 30) await inTransaction(i % 60 === 0 ? first : second, plants.slice(i, i + 30));
+    await hooks.waitFor((all) => all.length >= 300, 20_000);
+    await sleep(800);
+
+    expect(hooks.deliveries).toHaveLength(300);
+    expect(new Set(hooks.deliveries.map((delivery) => delivery.id)).size).toBe(300);
+    expect(hooks.deliveries.map((delivery) => delivery.body).sort()).toEqual(plants.map((plant) => JSON.stringify(plant)).sort());
+    expect(hooks.deliveries.every((delivery) => delivery.verified === true)).toBe(true);
+    expect((await first.pool.query(`SELECT status, count(*)::int AS n FROM webhook_outbox GROUP BY status`)).rows).toEqual([{ status: 'delivered', n: 300 }]);
+  });
+
+  it('when a replica stops with an attempt in flight past its deadline, then the other replica delivers the event', async () => {
+    let hang = true;
+    const hooks = await receiver({ answer: () => (hang ? 'hang' : 200) });
+    const leaving = replica(hooks.url);
+    await inTransaction(leaving, [aNewPlant()]);
+    await hooks.waitFor((all) => all.length === 1);
+
+    const stopping = running.shift();
+    await stopping?.stop(200);
+    hang = false;
+    replica(hooks.url);
+    await hooks.waitFor((all) => all.length === 2);
+
+    expect(hooks.deliveries[1]?.id).toBe(hooks.deliveries[0]?.id);
+    expect(leaving.logs.some((line) => line.msg === 'webhook attempts unfinished at the drain deadline; left pending for the next start')).toBe(true);
+  });
+});
