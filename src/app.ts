@@ -3,6 +3,7 @@ import express, { type Express } from 'express';
 import type { Config } from './config';
 import type { Db } from './db/database';
 import type { Migration } from './db/migrate';
+import { SqliteHealth } from './db/sqlite-health';
 import { bearerAuth, createCredentialReader } from './http/auth.middleware';
 import { errorMiddleware } from './http/error.middleware';
 import { allowedMethods, methodNotAllowed, notFound } from './http/fallback.handlers';
@@ -51,7 +52,8 @@ export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps
       }),
     );
   }
-  healthRoutes(app, { db, migrations, lifecycle });
+  const storeHealth = new SqliteHealth(db, logger, config.databaseBusyTimeoutMs);
+  healthRoutes(app, { db, migrations, lifecycle, storeHealth });
   const openApiDocument = buildOpenApiDocument();
   app.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument);
@@ -64,7 +66,7 @@ export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps
   if (config.rateLimitPerMinute > 0) app.use(rateLimitPerMinute(config.rateLimitPerMinute, readCredentials));
   app.use(bearerAuth(readCredentials));
 
-  const controller = new PlantController(new PlantService(new SqlitePlantRepository(db, logger)));
+  const controller = new PlantController(new PlantService(new SqlitePlantRepository(db, logger, storeHealth)));
   plantRoutes(app, controller, jsonBody(config.bodyLimitBytes), methodNotAllowed(PLANTS_ALLOW));
 
   app.use(notFound);

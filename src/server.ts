@@ -4,6 +4,7 @@ import { createApp } from './app';
 import { ConfigError, loadConfig, type Config } from './config';
 import { openDatabase } from './db/database';
 import { loadMigrations, migrate } from './db/migrate';
+import { refuseLostStore } from './db/sqlite-health';
 import type { Lifecycle } from './http/lifecycle';
 import { createLogger, type Logger } from './logger';
 
@@ -29,6 +30,7 @@ function start(config: Config, logger: Logger): void {
     );
   }
 
+  refuseLostStore(config.databasePath);
   const db = openDatabase(config.databasePath, { busyTimeoutMs: config.databaseBusyTimeoutMs });
   const migrations = loadMigrations();
   const applied = migrate(db, migrations);

@@ -35,11 +35,11 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     const row = catalogue[appError.reason];
     res.locals.errorCode = row.code;
     // The request line already carries the code. A fault adds its stack: a 500 at error level, a store
-    // fault (503 with a driver error behind it) at warn. Shedding and draining add nothing: under overload
-    // a line per shed request would cost more than the shedding saves.
+    // fault is logged once per episode by src/db/sqlite-health.ts, not per request. Shedding and draining add
+    // nothing: under overload a line per shed request would cost more than the shedding saves.
     if (appError.reason === 'internal') {
       logger.error({ err: appError.cause ?? appError, reqId: res.locals.reqId, error: row.code }, appError.message);
-    } else if (row.status >= 500 && appError.cause !== undefined) {
+    } else if (row.status >= 500 && appError.cause !== undefined && appError.reason !== 'store_unavailable') {
       logger.warn({ err: appError.cause, reqId: res.locals.reqId, error: row.code }, appError.message);
     }
     res.status(row.status).set(appError.headers);

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type { Db } from '../db/database';
 import type { Logger } from '../logger';
 import { AppError } from '../errors';
+import { isStoreFault, type SqliteHealth } from '../db/sqlite-health';
 import type { InsertOutcome, PlantRepository } from './plant.repository';
 import type { NewPlant, Plant } from './plant.schemas';
 
@@ -9,14 +10,10 @@ type Row = { name: string; tag: string | null };
 
 const toPlant = (row: Row): Plant => (row.tag === null ? { name: row.name } : { name: row.name, tag: row.tag });
 
-// Conditions that say "not now" rather than "bug": the caller may retry later.
-const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|READONLY)/;
-
 function translate(error: unknown): Error {
   // Matched by name and code, not instanceof: the native addon keeps the SqliteError class of the first
   // module instance that loaded it, so a second one (a jest registry) would never match.
-  const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown };
-  if (name === 'SqliteError' && typeof code === 'string' && UNAVAILABLE.test(code)) {
+  if (isStoreFault(error)) {
     return new AppError('store_unavailable', undefined, { cause: error });
   }
   return error instanceof Error ? error : new Error(String(error));
@@ -36,6 +33,7 @@ export class SqlitePlantRepository implements PlantRepository {
   constructor(
     db: Db,
     private readonly logger: Logger,
+    private readonly health: SqliteHealth,
   ) {
     const insert = db.prepare<[bigint, string, string | null]>(
       'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING',
@@ -76,8 +74,16 @@ export class SqlitePlantRepository implements PlantRepository {
     const started = performance.now();
     let outcomes: (InsertOutcome | Error)[];
     try {
+      this.health.verifyFile();
       outcomes = this.commitBatch.immediate(batch);
+      this.health.committed();
     } catch (error) {
+      const retryInMs = this.health.retryDelay(error);
+      if (retryInMs !== undefined) {
+        this.pending = batch.concat(this.pending);
+        setTimeout(this.flush, retryInMs);
+        return;
+      }
       const translated = translate(error);
       for (const { reject } of batch) reject(translated);
       return;
