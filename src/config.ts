@@ -82,6 +82,7 @@ const envSchema = z.object({
   AUTH_TOKENS: list.optional(),
   AUTH_TOKENS_FILE: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).prefault('info'),
+  LOG_BUFFER_LIMIT: byteSize.prefault('4mb'),
   BODY_LIMIT: byteSize.prefault('16kb'),
   CORS_ORIGINS: origins.prefault(''),
   TRUST_PROXY: trustProxy.prefault('false'),
@@ -107,6 +108,7 @@ export type Config = Readonly<{
   authTokens: readonly string[];
   tokenSource: TokenSource;
   logLevel: string;
+  logBufferBytes: number;
   bodyLimitBytes: number;
   corsOrigins: readonly string[];
   trustProxy: false | number | readonly string[];
@@ -187,6 +189,7 @@ export function loadConfig(
     databaseBusyTimeoutMs: env.DATABASE_BUSY_TIMEOUT_MS,
     ...resolveTokens(env, generate),
     logLevel: env.LOG_LEVEL,
+    logBufferBytes: env.LOG_BUFFER_LIMIT,
     bodyLimitBytes: env.BODY_LIMIT,
     corsOrigins: env.CORS_ORIGINS,
     trustProxy: env.TRUST_PROXY,

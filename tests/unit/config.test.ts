@@ -28,6 +28,7 @@ describe('loadConfig', () => {
       authTokens: ['generated-token'],
       tokenSource: 'generated',
       logLevel: 'info',
+      logBufferBytes: 4194304,
       bodyLimitBytes: 16384,
       corsOrigins: [],
       trustProxy: false,
