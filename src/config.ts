@@ -92,6 +92,7 @@ const envSchema = z.object({
   HEADERS_TIMEOUT_MS: integer(1000, 600_000).prefault('10000'),
   REQUEST_TIMEOUT_MS: integer(1000, 600_000).prefault('30000'),
   KEEP_ALIVE_TIMEOUT_MS: integer(1000, 600_000).prefault('65000'),
+  MAX_CONNECTIONS: integer(1, 1_000_000).prefault('1000'),
 });
 
 /** Every variable the service reads; `.env.example` lists the same set (checked by a test). */
@@ -118,6 +119,7 @@ export type Config = Readonly<{
   headersTimeoutMs: number;
   requestTimeoutMs: number;
   keepAliveTimeoutMs: number;
+  maxConnections: number;
 }>;
 
 export class ConfigError extends Error {}
@@ -199,5 +201,6 @@ export function loadConfig(
     headersTimeoutMs: env.HEADERS_TIMEOUT_MS,
     requestTimeoutMs: env.REQUEST_TIMEOUT_MS,
     keepAliveTimeoutMs: env.KEEP_ALIVE_TIMEOUT_MS,
+    maxConnections: env.MAX_CONNECTIONS,
   });
 }

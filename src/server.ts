@@ -5,6 +5,7 @@ import { ConfigError, loadConfig, type Config } from './config';
 import { openDatabase } from './db/database';
 import { loadMigrations, migrate } from './db/migrate';
 import { refuseLostStore } from './db/sqlite-health';
+import { trackConnections } from './http/connections';
 import type { Lifecycle } from './http/lifecycle';
 import { createLogger, type Logger } from './logger';
 
@@ -51,6 +52,8 @@ function start(config: Config, logger: Logger): void {
     app,
   );
 
+  const connections = trackConnections(server, config.maxConnections);
+
   // Responses not yet started when a drain begins are told to close their connection.
   const inFlight = new Set<http.ServerResponse>();
   server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
@@ -87,6 +90,7 @@ function start(config: Config, logger: Logger): void {
     }, config.shutdownTimeoutMs);
     server.close(() => finish(0));
     server.closeIdleConnections();
+    connections.drain();
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);

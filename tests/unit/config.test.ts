@@ -38,6 +38,7 @@ describe('loadConfig', () => {
       headersTimeoutMs: 10000,
       requestTimeoutMs: 30000,
       keepAliveTimeoutMs: 65000,
+      maxConnections: 1000,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
