@@ -6,6 +6,7 @@ import { openDatabase } from './db/database';
 import { loadMigrations, migrate } from './db/migrate';
 import { refuseLostStore } from './db/sqlite-health';
 import { trackConnections } from './http/connections';
+import { SERVER_OPTIONS, installHttpEdges } from './http/http-edges';
 import type { Lifecycle } from './http/lifecycle';
 import { createLogger, type Logger } from './logger';
 
@@ -48,10 +49,12 @@ function start(config: Config, logger: Logger): void {
       // sends on a socket we are closing.
       keepAliveTimeout: config.keepAliveTimeoutMs,
       connectionsCheckingInterval: 1000,
+      ...SERVER_OPTIONS,
     },
     app,
   );
 
+  installHttpEdges(server, logger);
   const connections = trackConnections(server, config.maxConnections);
 
   // Responses not yet started when a drain begins are told to close their connection.

@@ -31,6 +31,9 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
       next(error);
       return;
     }
+    // Already answered on the raw connection (a request timeout, src/http/http-edges.ts): the failure that
+    // follows (the body reader seeing the connection close) must not rewrite what the log says was sent.
+    if (res.locals.answeredOnSocket === true) return;
     const appError = toAppError(error);
     const row = catalogue[appError.reason];
     res.locals.errorCode = row.code;

@@ -56,6 +56,12 @@ export function jsonBody(limitBytes: number): RequestHandler {
   const readRaw = express.raw({ type: () => true, limit: limitBytes, inflate: false });
   return (req, res, next) => {
     requireJson(req);
+    if (req.headers.expect?.toLowerCase() === '100-continue') {
+      // Invite the body only when it will be read: authentication has passed, and the size is within the limit.
+      const declared = Number(req.headers['content-length']);
+      if (declared > limitBytes) throw new AppError('body_too_large', `The body is larger than the ${limitBytes} bytes this service accepts.`);
+      res.writeContinue();
+    }
     readRaw(req, res, (error?: unknown) => {
       if (error !== undefined) {
         next(error);

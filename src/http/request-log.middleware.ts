@@ -5,6 +5,22 @@ import type { Logger } from '../logger';
 // A client's id is echoed into headers and logs, so it must be short and plain.
 const WELL_FORMED_ID = /^[\w.:-]{1,128}$/;
 
+/**
+ * The path of a request target, nothing else: the query may carry what a client should not have sent, and an
+ * absolute-form target (`http://user:token@host/plants`, RFC 9112 3.2.2) may carry credentials.
+ */
+function pathOf(url: string): string {
+  if (url.startsWith('/')) {
+    const query = url.indexOf('?');
+    return query === -1 ? url : url.slice(0, query);
+  }
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return '(not a path)';
+  }
+}
+
 /** Gives every request an id and logs one line when its response is done (or the client went away). */
 export function requestLog(logger: Logger): RequestHandler {
   return (req, res, next) => {
@@ -15,13 +31,12 @@ export function requestLog(logger: Logger): RequestHandler {
     res.setHeader('X-Request-Id', reqId);
     res.once('close', () => {
       const url = req.originalUrl;
-      const query = url.indexOf('?');
       logger.info(
         {
           reqId,
           method: req.method,
           // The path only: a query string may carry what a client should not have sent, such as a token.
-          path: query === -1 ? url : url.slice(0, query),
+          path: pathOf(url),
           status: res.statusCode,
           ms: Math.round((performance.now() - started) * 10) / 10,
           ip: req.ip,

@@ -9,6 +9,7 @@ import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { openDatabase, type Db } from '../../src/db/database';
 import { loadMigrations, migrate } from '../../src/db/migrate';
+import { SERVER_OPTIONS, installHttpEdges } from '../../src/http/http-edges';
 import type { Lifecycle } from '../../src/http/lifecycle';
 import { createLogger } from '../../src/logger';
 
@@ -62,7 +63,8 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   });
   const lifecycle: Lifecycle = { shuttingDown: false };
   const app = createApp({ config, logger, db, migrations, lifecycle });
-  const server = http.createServer(app);
+  const server = http.createServer(SERVER_OPTIONS, app);
+  installHttpEdges(server, logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const inspectors: Database.Database[] = [];
