@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import { coversEveryAddress, parseProxyEntry } from './trust-proxy';
 
 export const MIN_TOKEN_LENGTH = 32;
+
+// RFC 6750 2.1 b64token: a client can only present such a token in an Authorization header.
+const TOKEN_SYNTAX = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 // Express's own names for address ranges (proxy-addr); anything else must be an address or CIDR.
 const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
@@ -61,13 +64,19 @@ const trustProxy = z
     }
     if (/^\d+$/.test(trimmed)) return Number(trimmed);
     const entries = trimmed.split(',').map((entry) => entry.trim()).filter(Boolean);
+    const ranges = [];
     for (const entry of entries) {
-      const [address = '', prefix, extra] = entry.split('/');
-      const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (isIP(address) === 6 ? 128 : 32));
-      if (!(PROXY_RANGE_NAMES.has(entry) || (isIP(address) !== 0 && prefixOk && extra === undefined))) {
-        ctx.addIssue({ code: 'custom', message: `"${entry}" is not a hop count, an IP address, a CIDR range or loopback/linklocal/uniquelocal` });
+      if (PROXY_RANGE_NAMES.has(entry)) continue;
+      const range = parseProxyEntry(entry);
+      if (typeof range === 'string') {
+        ctx.addIssue({ code: 'custom', message: range });
         return z.NEVER;
       }
+      ranges.push(range);
+    }
+    if (coversEveryAddress(ranges)) {
+      ctx.addIssue({ code: 'custom', message: 'these ranges together trust every address, as true would; list only the proxies' });
+      return z.NEVER;
     }
     return entries;
   });
@@ -154,6 +163,12 @@ function resolveTokens(
     if (tokens.some((token) => /\s/.test(token))) {
       throw new ConfigError(`${name}: a token must not contain white space`);
     }
+    const malformed = tokens.findIndex((token) => !TOKEN_SYNTAX.test(token));
+    if (malformed !== -1) {
+      throw new ConfigError(
+        `${name}: token ${malformed + 1} has characters outside RFC 6750's token syntax (A-Z a-z 0-9 - . _ ~ + / and = at the end)`,
+      );
+    }
   }
   if (fromEnv.length + fromFile.length > 0) {
     return { authTokens: [...fromEnv, ...fromFile], tokenSource: fromFile.length > 0 ? 'AUTH_TOKENS_FILE' : 'AUTH_TOKENS' };
@@ -183,6 +198,12 @@ export function loadConfig(
     throw new ConfigError(`invalid configuration:\n${z.prettifyError(parsed.error)}`);
   }
   const env = parsed.data;
+  // Cross-field rules, each naming the variable to change; checked before anything is opened.
+  if (env.REQUEST_TIMEOUT_MS < env.HEADERS_TIMEOUT_MS) {
+    throw new ConfigError(
+      `REQUEST_TIMEOUT_MS: ${env.REQUEST_TIMEOUT_MS} is below HEADERS_TIMEOUT_MS (${env.HEADERS_TIMEOUT_MS}); the whole request cannot take less time than its headers`,
+    );
+  }
   return Object.freeze({
     nodeEnv: env.NODE_ENV,
     port: env.PORT,

@@ -4,7 +4,10 @@ import { AppError } from '../errors';
 
 export type Credentials = { kind: 'missing' } | { kind: 'invalid' } | { kind: 'valid'; tokenIndex: number };
 
-const BEARER = /^bearer +([\x21-\x7e]+) *$/i;
+// The scheme and whatever follows it: anything presented after "Bearer " is a token, well-formed or not.
+const BEARER = /^bearer +(.*?) *$/i;
+// RFC 6750 2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
+const TOKEN_SYNTAX = /^[A-Za-z0-9\-._~+/]+=*$/;
 const REALM = 'Bearer realm="plants"';
 
 const digest = (token: string) => createHash('sha256').update(token).digest();
@@ -22,7 +25,9 @@ export function createCredentialReader(tokens: readonly string[]): (req: Request
     const header = req.headers.authorization;
     const match = header === undefined ? null : BEARER.exec(header);
     let credentials: Credentials = { kind: 'missing' };
-    if (match?.[1] !== undefined) {
+    if (match?.[1] !== undefined && match[1] !== '' && !TOKEN_SYNTAX.test(match[1])) {
+      credentials = { kind: 'invalid' };
+    } else if (match?.[1] !== undefined && match[1] !== '') {
       const presented = digest(match[1]);
       let tokenIndex = -1;
       accepted.forEach((candidate, index) => {

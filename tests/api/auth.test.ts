@@ -35,6 +35,8 @@ describe('bearer authentication on POST /plants', () => {
     ['an unknown token', `Bearer ${'z'.repeat(40)}`],
     ['a prefix of a real token', `Bearer ${TOKEN.slice(0, -1)}`],
     ['a real token with a suffix', `Bearer ${TOKEN}x`],
+    ['a token with characters outside RFC 6750 syntax', 'Bearer tok\u00e9n"with,quotes'],
+    ['a token with a space inside', `Bearer ${TOKEN.slice(0, 10)} ${TOKEN.slice(10)}`],
   ])('when the request presents %s, then it answers 401 with error="invalid_token"', async (_case, authorization) => {
     const response = await app.request.post('/plants').set({ ...json, Authorization: authorization }).send(JSON.stringify(aNewPlant()));
 
