@@ -1,7 +1,7 @@
 import contentType from 'content-type';
 import express, { type Request, type RequestHandler } from 'express';
 import { AppError } from '../errors';
-import { parseJson } from './parse-json';
+import { MAX_NESTING, nestsTooDeep, parseJson } from './parse-json';
 
 const JSON_TYPE = /^application\/(?:[\w.-]+\+)?json$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -35,6 +35,9 @@ function parse(raw: unknown): object {
     text = utf8.decode(raw);
   } catch (error) {
     throw new AppError('unsupported_charset', 'The body is not valid UTF-8.', { cause: error });
+  }
+  if (nestsTooDeep(text)) {
+    throw new AppError('nesting_too_deep', `The body nests arrays and objects deeper than ${MAX_NESTING} levels.`);
   }
   let value: unknown;
   try {
