@@ -8,7 +8,6 @@ import { bearerAuth, createCredentialReader } from './http/auth.middleware';
 import { errorMiddleware } from './http/error.middleware';
 import { allowedMethods, methodNotAllowed, notFound } from './http/fallback.handlers';
 import { healthRoutes } from './http/health.routes';
-import { requireHost } from './http/http-edges';
 import { jsonBody } from './http/json-body';
 import { loadShedding } from './http/load-shed.middleware';
 import type { Lifecycle } from './http/lifecycle';
@@ -40,7 +39,6 @@ export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps
   app.set('trust proxy', config.trustProxy);
 
   app.use(requestLog(logger));
-  app.use(requireHost);
   app.use(securityHeaders());
   if (config.corsOrigins.length > 0) {
     // Preflights end here with 204, before authentication: browsers send them without credentials.

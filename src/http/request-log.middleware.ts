@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { Logger } from '../logger';
+import { missingHost } from './http-edges';
 
 // A client's id is echoed into headers and logs, so it must be short and plain.
 const WELL_FORMED_ID = /^[\w.:-]{1,128}$/;
@@ -46,6 +47,6 @@ export function requestLog(logger: Logger): RequestHandler {
         'request',
       );
     });
-    next();
+    next(missingHost(req));
   };
 }
