@@ -89,6 +89,7 @@ describe('a write lock held by another connection', () => {
 describe('a read-only or failing volume', () => {
   it('when the store is read-only, then creates answer 503 50301, /readyz 503, and one warn line per episode', async () => {
     const app = await startTestApp({}, { readonly: true });
+    const readyAtStart = await app.request.get('/readyz');
 
     const responses = await Promise.all([postPlant(app, aNewPlant()), postPlant(app, aNewPlant())]);
     const third = await postPlant(app, aNewPlant());
@@ -97,9 +98,35 @@ describe('a read-only or failing volume', () => {
     for (const response of [...responses, third]) {
       expect({ status: response.status, body: response.body }).toEqual({ status: 503, body: STORE_UNAVAILABLE });
     }
+    expect({ status: readyAtStart.status, body: readyAtStart.body }).toEqual({
+      status: 503,
+      body: { error: 50301, message: 'The store is read-only; it cannot take writes.' },
+    });
     expect({ status: ready.status, error: ready.body.error }).toEqual({ status: 503, error: 50301 });
     expect(app.logs.filter((line) => line.level === 40).map((line) => line.msg)).toEqual([expect.stringContaining('SQLITE_READONLY')]);
     expect(app.logs.filter((line) => line.level >= 50)).toEqual([]);
+    await app.close();
+  });
+
+  it('when the store is full, then creates answer 503 50301 and /readyz 503 until a write succeeds again', async () => {
+    const app = await startTestApp();
+    const pages = Number(app.db.pragma('page_count', { simple: true }));
+    app.db.pragma(`max_page_count = ${pages}`);
+    const padding = 'p'.repeat(190);
+
+    const full = await Promise.all(Array.from({ length: 40 }, () => postPlant(app, aNewPlant({ name: padding }))));
+    const readyWhileFull = await app.request.get('/readyz');
+    app.db.pragma('max_page_count = 1073741823');
+    const afterRoom = await postPlant(app, aNewPlant());
+    const readyAfter = await app.request.get('/readyz');
+
+    expect(full.map((response) => response.status)).toContain(503);
+    expect(full.find((response) => response.status === 503)?.body).toEqual(STORE_UNAVAILABLE);
+    expect(readyWhileFull.status).toBe(503);
+    expect(afterRoom.status).toBe(200);
+    expect(readyAfter.status).toBe(200);
+    expect(app.logs.filter((line) => line.level === 40).map((line) => line.msg)).toEqual([expect.stringContaining('SQLITE_FULL')]);
+    expect(app.logs.some((line) => line.level === 30 && line.msg === 'store fault over: a write succeeded')).toBe(true);
     await app.close();
   });
 });
