@@ -5,6 +5,7 @@ import type { Config } from './config';
 import type { Db } from './db/database';
 import { docsRoutes } from './docs/docs.routes';
 import type { Migration } from './db/migrate';
+import { SqliteHealth } from './db/sqlite-health';
 import { errorMiddleware } from './http/error.middleware';
 import { allowedMethods, methodNotAllowed, notFound } from './http/fallback.handlers';
 import { healthRoutes } from './http/health.routes';
@@ -58,7 +59,8 @@ export function createApp({ config, logger, db, migrations, lifecycle, metrics, 
       }),
     );
   }
-  healthRoutes(app, { db, migrations, lifecycle });
+  const storeHealth = new SqliteHealth(db, logger, config.databaseBusyTimeoutMs);
+  healthRoutes(app, { db, migrations, lifecycle, storeHealth });
   const openApiDocument = buildOpenApiDocument();
   app.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument);
@@ -74,7 +76,7 @@ export function createApp({ config, logger, db, migrations, lifecycle, metrics, 
   if (config.rateLimitPerMinute > 0) app.use(rateLimitPerMinute(config.rateLimitPerMinute, readCredentials));
   app.use(auth.authorize);
 
-  const controller = new PlantController(new PlantService(new SqlitePlantRepository(db, logger, metrics?.store, outbox)));
+  const controller = new PlantController(new PlantService(new SqlitePlantRepository(db, logger, storeHealth, metrics?.store, outbox)));
   plantRoutes(app, controller, jsonBody(config.bodyLimitBytes), methodNotAllowed);
 
   app.use(notFound);

@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
+import { coversEveryAddress, parseProxyEntry } from './trust-proxy';
 
 export const MIN_TOKEN_LENGTH = 32;
+
+// RFC 6750 2.1 b64token: a client can only present such a token in an Authorization header.
+export const TOKEN_SYNTAX = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 // Express's own names for address ranges (proxy-addr); anything else must be an address or CIDR.
 const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
@@ -61,13 +64,19 @@ const trustProxy = z
     }
     if (/^\d+$/.test(trimmed)) return Number(trimmed);
     const entries = trimmed.split(',').map((entry) => entry.trim()).filter(Boolean);
+    const ranges = [];
     for (const entry of entries) {
-      const [address = '', prefix, extra] = entry.split('/');
-      const prefixOk = prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (isIP(address) === 6 ? 128 : 32));
-      if (!(PROXY_RANGE_NAMES.has(entry) || (isIP(address) !== 0 && prefixOk && extra === undefined))) {
-        ctx.addIssue({ code: 'custom', message: `"${entry}" is not a hop count, an IP address, a CIDR range or loopback/linklocal/uniquelocal` });
+      if (PROXY_RANGE_NAMES.has(entry)) continue;
+      const range = parseProxyEntry(entry);
+      if (typeof range === 'string') {
+        ctx.addIssue({ code: 'custom', message: range });
         return z.NEVER;
       }
+      ranges.push(range);
+    }
+    if (coversEveryAddress(ranges)) {
+      ctx.addIssue({ code: 'custom', message: 'these ranges together trust every address, as true would; list only the proxies' });
+      return z.NEVER;
     }
     return entries;
   });
@@ -119,6 +128,7 @@ const envSchema = z.object({
   AUTH_CLOCK_TOLERANCE_S: integer(0, 300).prefault('30'),
   AUTH_JWKS_COOLDOWN_S: integer(0, 3600).prefault('30'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).prefault('info'),
+  LOG_BUFFER_LIMIT: byteSize.prefault('4mb'),
   BODY_LIMIT: byteSize.prefault('16kb'),
   CORS_ORIGINS: origins.prefault(''),
   TRUST_PROXY: trustProxy.prefault('false'),
@@ -138,6 +148,7 @@ const envSchema = z.object({
   WEBHOOK_RETRY_SCHEDULE: retrySchedule.prefault('5s,5m,30m,2h,5h,10h,10h'),
   WEBHOOK_RETENTION_HOURS: integer(1, 24 * 365).prefault('72'),
   WEBHOOK_CONNECTIONS: integer(1, 256).prefault('8'),
+  MAX_CONNECTIONS: integer(1, 1_000_000).prefault('1000'),
 });
 
 /** Every variable the service reads; `.env.example` lists the same set (checked by a test). */
@@ -158,6 +169,7 @@ export type Config = Readonly<{
   tokenSource: TokenSource;
   oidc: OidcConfig | undefined;
   logLevel: string;
+  logBufferBytes: number;
   bodyLimitBytes: number;
   corsOrigins: readonly string[];
   trustProxy: false | number | readonly string[];
@@ -171,6 +183,7 @@ export type Config = Readonly<{
   metricsHost: string;
   docsEnabled: boolean;
   webhooks: WebhookConfig | undefined;
+  maxConnections: number;
 }>;
 
 /** Subscribers and how to reach them; undefined when no webhook is configured. */
@@ -197,6 +210,12 @@ function resolveTokens(
   }
   if (fromEnv.some((token) => /\s/.test(token))) {
     throw new ConfigError('AUTH_TOKENS: a token must not contain white space');
+  }
+  const malformed = fromEnv.findIndex((token) => !TOKEN_SYNTAX.test(token));
+  if (malformed !== -1) {
+    throw new ConfigError(
+      `AUTH_TOKENS: token ${malformed + 1} has characters outside RFC 6750's token syntax (A-Z a-z 0-9 - . _ ~ + / and = at the end)`,
+    );
   }
   const authTokensFile = env.AUTH_TOKENS_FILE;
   if (authTokensFile !== undefined) return { authTokens: fromEnv, authTokensFile, tokenSource: 'AUTH_TOKENS_FILE' };
@@ -274,6 +293,12 @@ export function loadConfig(
     throw new ConfigError(`invalid configuration:\n${z.prettifyError(parsed.error)}`);
   }
   const env = parsed.data;
+  // Cross-field rules, each naming the variable to change; checked before anything is opened.
+  if (env.REQUEST_TIMEOUT_MS < env.HEADERS_TIMEOUT_MS) {
+    throw new ConfigError(
+      `REQUEST_TIMEOUT_MS: ${env.REQUEST_TIMEOUT_MS} is below HEADERS_TIMEOUT_MS (${env.HEADERS_TIMEOUT_MS}); the whole request cannot take less time than its headers`,
+    );
+  }
   if (env.METRICS_PORT !== 0 && env.METRICS_PORT === env.PORT) {
     throw new ConfigError('invalid configuration:\n✖ METRICS_PORT must differ from PORT: metrics stay off the public listener (0 turns them off)');
   }
@@ -286,6 +311,7 @@ export function loadConfig(
     ...resolveTokens(env, generate),
     oidc: resolveOidc(env),
     logLevel: env.LOG_LEVEL,
+    logBufferBytes: env.LOG_BUFFER_LIMIT,
     bodyLimitBytes: env.BODY_LIMIT,
     corsOrigins: env.CORS_ORIGINS,
     trustProxy: env.TRUST_PROXY,
@@ -299,5 +325,6 @@ export function loadConfig(
     metricsHost: env.METRICS_HOST,
     docsEnabled: env.DOCS_ENABLED,
     webhooks: resolveWebhooks(env),
+    maxConnections: env.MAX_CONNECTIONS,
   });
 }

@@ -30,7 +30,7 @@ function componentSchemas(): Record<string, JsonSchema> {
 }
 
 // Causes only some operations can meet; every other row of a status is documented for every plant operation.
-const BODY_ONLY: readonly Reason[] = ['malformed_json', 'body_not_object', 'unsupported_media_type', 'unsupported_charset', 'body_too_large', 'invalid_field', 'id_conflict'];
+const BODY_ONLY: readonly Reason[] = ['malformed_json', 'body_not_object', 'unsupported_media_type', 'unsupported_charset', 'body_too_large', 'invalid_field', 'id_conflict', 'nesting_too_deep'];
 const PARAMETERS_ONLY: readonly Reason[] = ['invalid_parameter', 'plant_not_found'];
 
 function errorResponse(status: number, extra: Record<string, unknown> = {}, skip: readonly Reason[] = PARAMETERS_ONLY): JsonSchema {
@@ -54,10 +54,11 @@ function errorResponse(status: number, extra: Record<string, unknown> = {}, skip
   };
 }
 
-// Node's HTTP server answers this itself, before the app, for any operation (its 16 KiB header limit).
-const headersTooLarge = {
-  '431': { description: 'The request headers are larger than 16 KiB; answered by the HTTP server, with no body.' },
-};
+// Node's HTTP parser refuses these before the app runs, for any operation; src/http/http-edges.ts answers them
+// in the Error body (headers over 16 KiB, headers or request too slow).
+function parserErrors(skip?: readonly Reason[]): Record<string, JsonSchema> {
+  return { '408': errorResponse(408, {}, skip), '431': errorResponse(431, {}, skip) };
+}
 
 const TAGS = [
   { name: 'plants', description: 'The store of plants; every call needs a bearer token.' },
@@ -107,6 +108,7 @@ function parameterErrors(scope: 'plants:read' | 'plants:write'): Record<string, 
     '403': errorResponse(403, { headers: scopeChallenge(scope) }, skip),
     '404': errorResponse(404, {}, skip),
     '405': errorResponse(405, { headers: { Allow: { schema: { type: 'string' } } } }, skip),
+    ...parserErrors(skip),
     '429': errorResponse(429, { headers: retryAfter }, skip),
     '500': errorResponse(500, {}, skip),
     '503': errorResponse(503, { headers: retryAfter }, skip),
@@ -188,6 +190,7 @@ export function buildOpenApiDocument(): JsonSchema {
             '403': errorResponse(403, { headers: scopeChallenge('plants:write') }),
             '404': errorResponse(404),
             '405': errorResponse(405, { headers: { Allow: { schema: { type: 'string' } } } }),
+            ...parserErrors(),
             '429': errorResponse(429, { headers: retryAfter }),
             '500': errorResponse(500),
             '503': errorResponse(503, { headers: retryAfter }),
@@ -255,7 +258,7 @@ export function buildOpenApiDocument(): JsonSchema {
               description: 'The process is up.',
               content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' } }, required: ['status'] } } },
             },
-            ...headersTooLarge,
+            ...parserErrors(),
           },
         },
       },
@@ -269,7 +272,7 @@ export function buildOpenApiDocument(): JsonSchema {
               description: 'The store is reachable and migrated.',
               content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ready' } }, required: ['status'] } } },
             },
-            ...headersTooLarge,
+            ...parserErrors(),
             '503': errorResponse(503, { headers: retryAfter }),
           },
         },
@@ -281,7 +284,7 @@ export function buildOpenApiDocument(): JsonSchema {
           security: [],
           responses: {
             '200': { description: 'This document.', content: { 'application/json': { schema: { type: 'object' } } } },
-            ...headersTooLarge,
+            ...parserErrors(),
           },
         },
       },

@@ -5,6 +5,9 @@ import { StaticTokenStore, startTokenRotation } from './auth';
 import { ConfigError, loadConfig, type Config } from './config';
 import { openDatabase } from './db/database';
 import { loadMigrations, migrate } from './db/migrate';
+import { refuseLostStore } from './db/sqlite-health';
+import { trackConnections } from './http/connections';
+import { SERVER_OPTIONS, installHttpEdges } from './http/http-edges';
 import type { Lifecycle } from './http/lifecycle';
 import { createLogger, type Logger } from './logger';
 import { createMetrics, serveMetrics, type MetricsServer } from './metrics';
@@ -32,6 +35,8 @@ function start(config: Config, logger: Logger): void {
     );
   }
 
+  refuseLostStore(config.databasePath);
+
   const tokens = new StaticTokenStore(config);
 
   const db = openDatabase(config.databasePath, { busyTimeoutMs: config.databaseBusyTimeoutMs });
@@ -52,9 +57,13 @@ function start(config: Config, logger: Logger): void {
       // sends on a socket we are closing.
       keepAliveTimeout: config.keepAliveTimeoutMs,
       connectionsCheckingInterval: 1000,
+      ...SERVER_OPTIONS,
     },
     app,
   );
+
+  installHttpEdges(server, logger);
+  const connections = trackConnections(server, config.maxConnections);
 
   // Responses not yet started when a drain begins are told to close their connection.
   const inFlight = new Set<http.ServerResponse>();
@@ -117,6 +126,7 @@ function start(config: Config, logger: Logger): void {
     }, config.shutdownTimeoutMs);
     server.close(() => finish(0));
     server.closeIdleConnections();
+    connections.drain();
   };
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);

@@ -5,7 +5,11 @@ import { JWT_SHAPE, type JwtVerifier } from './jwt-verifier';
 import type { StaticTokenSet } from './static-tokens';
 import { requiredScope } from './scopes';
 
-const BEARER = /^bearer +([\x21-\x7e]+) *$/i;
+// The scheme and whatever follows it: anything presented after "Bearer " is a token, well-formed or not.
+const BEARER = /^bearer +(.*?) *$/i;
+// RFC 6750 2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
+const TOKEN_SYNTAX = /^[A-Za-z0-9\-._~+/]+=*$/;
+const MALFORMED: Credentials = { kind: 'invalid', message: 'The bearer token is not valid: it has characters RFC 6750 does not allow in a token.' };
 const REALM = 'Bearer realm="plants"';
 const INVALID_TOKEN = { 'WWW-Authenticate': `${REALM}, error="invalid_token"` };
 const MISSING: Credentials = { kind: 'missing' };
@@ -20,8 +24,10 @@ export function identify(staticTokens: () => StaticTokenSet, jwt: JwtVerifier | 
   return (req, res, next) => {
     const header = req.headers.authorization;
     const token = header === undefined ? undefined : BEARER.exec(header)?.[1];
-    if (token === undefined) {
+    if (token === undefined || token === '') {
       res.locals.credentials = MISSING;
+    } else if (!TOKEN_SYNTAX.test(token)) {
+      res.locals.credentials = MALFORMED;
     } else if (jwt !== undefined && JWT_SHAPE.test(token)) {
       const verified = jwt.verify(token);
       if (!(verified instanceof Promise)) {

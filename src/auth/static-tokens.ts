@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { MIN_TOKEN_LENGTH } from '../config';
+import { MIN_TOKEN_LENGTH, TOKEN_SYNTAX } from '../config';
 import type { Credentials } from './credentials';
 import { ALL_SCOPES, isScope, type Scope } from './scopes';
 
@@ -35,6 +35,9 @@ function parseLine(line: string, where: string, position: number): Entry {
   }
   if (secret.toLowerCase().startsWith('sha256:')) throw new TokenFileError(`${where}: sha256: must be followed by 64 hex digits`);
   if (secret.length < MIN_TOKEN_LENGTH) throw new TokenFileError(`${where}: the token is shorter than ${MIN_TOKEN_LENGTH} characters`);
+  if (!TOKEN_SYNTAX.test(secret)) {
+    throw new TokenFileError(`${where}: the token has characters outside RFC 6750's token syntax (A-Z a-z 0-9 - . _ ~ + / and = at the end)`);
+  }
   return entry(sha256(secret), `token:${position}`, scopes);
 }
 

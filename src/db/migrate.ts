@@ -3,7 +3,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Db } from './database';
 
-export type Migration = Readonly<{ name: string; sql: string; checksum: string }>;
+export type Migration = Readonly<{ name: string; sql: string; checksum: string; crlfChecksum: string }>;
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 export const MIGRATIONS_DIR = path.resolve(__dirname, '..', '..', 'migrations');
 
@@ -16,7 +18,10 @@ export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
     .sort()
     .map((name) => {
       const sql = readFileSync(path.join(dir, name), 'utf8');
-      return { name, sql, checksum: createHash('sha256').update(sql).digest('hex') };
+      // Over normalised line endings, as Flyway does: a checkout that turns LF into CRLF is not an edit. A
+      // database that recorded the CRLF form (applied from such a checkout before) matches crlfChecksum.
+      const normalised = sql.replace(/\r\n?/g, '\n');
+      return { name, sql, checksum: sha256(normalised), crlfChecksum: sha256(normalised.replace(/\n/g, '\r\n')) };
     });
 }
 
@@ -24,6 +29,9 @@ function appliedChecksums(db: Db): Map<string, string> {
   const rows = db.prepare('SELECT name, checksum FROM schema_migrations').all() as { name: string; checksum: string }[];
   return new Map(rows.map((row) => [row.name, row.checksum]));
 }
+
+const sameFile = (recorded: string | undefined, migration: Migration) =>
+  recorded === migration.checksum || recorded === migration.crlfChecksum;
 
 /** Applies what is pending, each file and its record in one transaction; refuses if an applied file was edited. */
 export function migrate(db: Db, migrations: readonly Migration[]): string[] {
@@ -35,7 +43,7 @@ export function migrate(db: Db, migrations: readonly Migration[]): string[] {
   const applied = appliedChecksums(db);
   for (const migration of migrations) {
     const checksum = applied.get(migration.name);
-    if (checksum !== undefined && checksum !== migration.checksum) {
+    if (checksum !== undefined && !sameFile(checksum, migration)) {
       throw new MigrationError(
         `migration ${migration.name} was edited after it was applied (checksum ${checksum.slice(0, 12)}… in the database, ` +
           `${migration.checksum.slice(0, 12)}… on disk); restore the file and add a new migration instead`,
@@ -56,5 +64,5 @@ export function migrate(db: Db, migrations: readonly Migration[]): string[] {
 /** True when every known migration is recorded as applied; a cheap read for /readyz (throws if the store is unreachable). */
 export function isMigrated(db: Db, migrations: readonly Migration[]): boolean {
   const applied = appliedChecksums(db);
-  return migrations.every((migration) => applied.get(migration.name) === migration.checksum);
+  return migrations.every((migration) => sameFile(applied.get(migration.name), migration));
 }

@@ -32,16 +32,19 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
       next(error);
       return;
     }
+    // Already answered on the raw connection (a request timeout, src/http/http-edges.ts): the failure that
+    // follows (the body reader seeing the connection close) must not rewrite what the log says was sent.
+    if (res.locals.answeredOnSocket === true) return;
     const appError = toAppError(error);
     const row = catalogue[appError.reason];
     res.locals.errorCode = row.code;
     const traceId = (res.locals.trace as TraceContext | undefined)?.traceId;
     // The request line already carries the code. A fault adds its stack: a 500 at error level, a store
-    // fault (503 with a driver error behind it) at warn. Shedding and draining add nothing: under overload
-    // a line per shed request would cost more than the shedding saves.
+    // fault is logged once per episode by src/db/sqlite-health.ts, not per request. Shedding and draining add
+    // nothing: under overload a line per shed request would cost more than the shedding saves.
     if (appError.reason === 'internal') {
       logger.error({ err: appError.cause ?? appError, reqId: res.locals.reqId, traceId, error: row.code }, appError.message);
-    } else if (row.status >= 500 && appError.cause !== undefined) {
+    } else if (row.status >= 500 && appError.cause !== undefined && appError.reason !== 'store_unavailable') {
       logger.warn({ err: appError.cause, reqId: res.locals.reqId, traceId, error: row.code }, appError.message);
     }
     res.status(row.status).set(appError.headers);

@@ -1,7 +1,7 @@
 import contentType from 'content-type';
 import express, { type Request, type RequestHandler } from 'express';
 import { AppError } from '../errors';
-import { parseJson } from './parse-json';
+import { MAX_NESTING, nestsTooDeep, parseJson } from './parse-json';
 
 const JSON_TYPE = /^application\/(?:[\w.-]+\+)?json$/;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -36,6 +36,9 @@ function parse(raw: unknown): object {
   } catch (error) {
     throw new AppError('unsupported_charset', 'The body is not valid UTF-8.', { cause: error });
   }
+  if (nestsTooDeep(text)) {
+    throw new AppError('nesting_too_deep', `The body nests arrays and objects deeper than ${MAX_NESTING} levels.`);
+  }
   let value: unknown;
   try {
     value = parseJson(text);
@@ -56,6 +59,12 @@ export function jsonBody(limitBytes: number): RequestHandler {
   const readRaw = express.raw({ type: () => true, limit: limitBytes, inflate: false });
   return (req, res, next) => {
     requireJson(req);
+    if (req.headers.expect?.toLowerCase() === '100-continue') {
+      // Invite the body only when it will be read: authentication has passed, and the size is within the limit.
+      const declared = Number(req.headers['content-length']);
+      if (declared > limitBytes) throw new AppError('body_too_large', `The body is larger than the ${limitBytes} bytes this service accepts.`);
+      res.writeContinue();
+    }
     readRaw(req, res, (error?: unknown) => {
       if (error !== undefined) {
         next(error);

@@ -49,3 +49,34 @@ export function parseJson(text: string): unknown {
     return parseExact(text);
   }
 }
+
+/** Deepest nesting of arrays and objects a body may have: far above any plant, far below a stack overflow. */
+export const MAX_NESTING = 32;
+
+/**
+ * True when the text nests arrays and objects deeper than MAX_NESTING, brackets inside strings not counted.
+ * Checked before either parse path runs, so the answer never depends on which path a body takes.
+ */
+export function nestsTooDeep(text: string): boolean {
+  let opening = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5b || c === 0x7b) opening += 1;
+  }
+  // Fewer opening brackets than the limit (a plant has one): no need to follow strings.
+  if (opening <= MAX_NESTING) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i += 1;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      depth += 1;
+      if (depth > MAX_NESTING) return true;
+    } else if (c === 0x5d || c === 0x7d) depth -= 1;
+  }
+  return false;
+}

@@ -2,9 +2,26 @@ import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { Logger } from '../logger';
 import { parseTraceparent } from './trace-context';
+import { missingHost } from './http-edges';
 
 // A client's id is echoed into headers and logs, so it must be short and plain.
 const WELL_FORMED_ID = /^[\w.:-]{1,128}$/;
+
+/**
+ * The path of a request target, nothing else: the query may carry what a client should not have sent, and an
+ * absolute-form target (`http://user:token@host/plants`, RFC 9112 3.2.2) may carry credentials.
+ */
+function pathOf(url: string): string {
+  if (url.startsWith('/')) {
+    const query = url.indexOf('?');
+    return query === -1 ? url : url.slice(0, query);
+  }
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return '(not a path)';
+  }
+}
 
 /** Gives every request an id and logs one line when its response is done (or the client went away). */
 export function requestLog(logger: Logger): RequestHandler {
@@ -19,14 +36,13 @@ export function requestLog(logger: Logger): RequestHandler {
     res.locals.trace = trace;
     res.once('close', () => {
       const url = req.originalUrl;
-      const query = url.indexOf('?');
       logger.info(
         {
           reqId,
           traceId: trace?.traceId,
           method: req.method,
           // The path only: a query string may carry what a client should not have sent, such as a token.
-          path: query === -1 ? url : url.slice(0, query),
+          path: pathOf(url),
           status: res.statusCode,
           ms: Math.round((performance.now() - started) * 10) / 10,
           ip: req.ip,
@@ -38,6 +54,6 @@ export function requestLog(logger: Logger): RequestHandler {
         'request',
       );
     });
-    next();
+    next(missingHost(req));
   };
 }

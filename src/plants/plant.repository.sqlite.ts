@@ -3,6 +3,7 @@ import type { Db } from '../db/database';
 import type { Logger } from '../logger';
 import type { PlantOutbox } from '../webhooks';
 import { AppError } from '../errors';
+import { isStoreFault, type SqliteHealth } from '../db/sqlite-health';
 import type { InsertOutcome, PlantRepository, StoredPlant } from './plant.repository';
 import type { NewPlant, Plant } from './plant.schemas';
 import { ignoreStore, type StoreObserver } from './store-observer';
@@ -16,14 +17,10 @@ type StoredRow = Row & { id: bigint };
 const toStored = (row: StoredRow): StoredPlant =>
   row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag };
 
-// Conditions that say "not now" rather than "bug": the caller may retry later.
-const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|READONLY)/;
-
 function translate(error: unknown): Error {
   // Matched by name and code, not instanceof: the native addon keeps the SqliteError class of the first
   // module instance that loaded it, so a second one (a jest registry) would never match.
-  const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown };
-  if (name === 'SqliteError' && typeof code === 'string' && UNAVAILABLE.test(code)) {
+  if (isStoreFault(error)) {
     return new AppError('store_unavailable', undefined, { cause: error });
   }
   return error instanceof Error ? error : new Error(String(error));
@@ -60,6 +57,7 @@ export class SqlitePlantRepository implements PlantRepository {
   constructor(
     db: Db,
     private readonly logger: Logger,
+    private readonly health: SqliteHealth,
     private readonly observer: StoreObserver = ignoreStore,
     outbox?: PlantOutbox,
   ) {
@@ -138,8 +136,16 @@ export class SqlitePlantRepository implements PlantRepository {
     const started = performance.now();
     let outcomes: (Outcome | Error)[];
     try {
+      this.health.verifyFile();
       outcomes = this.commitBatch.immediate(batch);
+      this.health.committed();
     } catch (error) {
+      const retryInMs = this.health.retryDelay(error);
+      if (retryInMs !== undefined) {
+        this.pending = batch.concat(this.pending);
+        setTimeout(this.flush, retryInMs);
+        return;
+      }
       this.observer.failed(error);
       const translated = translate(error);
       for (const { reject } of batch) reject(translated);

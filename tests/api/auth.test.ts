@@ -14,6 +14,7 @@ afterAll(async () => {
 const json = { 'Content-Type': 'application/json' };
 const MISSING = { error: 40101, message: 'Send Authorization: Bearer <token>.' };
 const INVALID = { error: 40102, message: 'The bearer token is not valid.' };
+const MALFORMED = { error: 40102, message: 'The bearer token is not valid: it has characters RFC 6750 does not allow in a token.' };
 
 describe('bearer authentication on POST /plants', () => {
   it.each([
@@ -32,16 +33,18 @@ describe('bearer authentication on POST /plants', () => {
   });
 
   it.each([
-    ['an unknown token', `Bearer ${'z'.repeat(40)}`],
-    ['a prefix of a real token', `Bearer ${TOKEN.slice(0, -1)}`],
-    ['a real token with a suffix', `Bearer ${TOKEN}x`],
-  ])('when the request presents %s, then it answers 401 with error="invalid_token"', async (_case, authorization) => {
+    ['an unknown token', `Bearer ${'z'.repeat(40)}`, INVALID],
+    ['a prefix of a real token', `Bearer ${TOKEN.slice(0, -1)}`, INVALID],
+    ['a real token with a suffix', `Bearer ${TOKEN}x`, INVALID],
+    ['a token with characters outside RFC 6750 syntax', 'Bearer tok\u00e9n"with,quotes', MALFORMED],
+    ['a token with a space inside', `Bearer ${TOKEN.slice(0, 10)} ${TOKEN.slice(10)}`, MALFORMED],
+  ])('when the request presents %s, then it answers 401 with error="invalid_token"', async (_case, authorization, body) => {
     const response = await app.request.post('/plants').set({ ...json, Authorization: authorization }).send(JSON.stringify(aNewPlant()));
 
     expect({ status: response.status, challenge: response.headers['www-authenticate'], body: response.body }).toEqual({
       status: 401,
       challenge: 'Bearer realm="plants", error="invalid_token"',
-      body: INVALID,
+      body,
     });
   });
 

@@ -1,4 +1,4 @@
-import { aNewPlant } from '../helpers/plants';
+import { aNewPlant, uniqueId } from '../helpers/plants';
 import { rawRequest } from '../helpers/raw-request';
 import { bearer, postPlant, startTestApp, storedRows, type TestApp } from '../helpers/test-app';
 
@@ -123,5 +123,43 @@ describe('POST /plants with a body it cannot read', () => {
     const exact = await post({ 'Content-Type': 'application/json' }, '{"id": 9007199254740999, "name": "first", "name": "last"}');
 
     expect([fast.body, exact.body]).toEqual([{ name: 'last' }, { name: 'last' }]);
+  });
+});
+
+describe('nesting depth', () => {
+  let deepApp: TestApp;
+  beforeAll(async () => {
+    deepApp = await startTestApp({ BODY_LIMIT: '64kb' });
+  });
+  afterAll(async () => {
+    await deepApp.close();
+  });
+
+  const nested = (depth: number, inner: string) => `${'['.repeat(depth)}${inner}${']'.repeat(depth)}`;
+  const DEEP = { error: 40009, message: 'The body nests arrays and objects deeper than 32 levels.' };
+
+  it.each([
+    ['integers only (the JSON.parse path)', '1'],
+    ['a decimal inside (the lossless path)', '1.5'],
+  ])('when a body nests 5,000 levels with %s, then it answers 400 40009', async (_case, inner) => {
+    const body = `{"id": 1, "name": "deep", "extra": ${nested(5000, inner)}}`;
+
+    const response = await postPlant(deepApp, body);
+
+    expect({ status: response.status, body: response.body }).toEqual({ status: 400, body: DEEP });
+  });
+
+  it('when a body nests 33 levels, then it answers 400 40009; at 32 levels the plant is stored', async () => {
+    const tooDeep = await postPlant(deepApp, `{"id": ${uniqueId()}, "name": "deep", "extra": ${nested(32, '0.5')}}`);
+    const atLimit = await postPlant(deepApp, `{"id": ${uniqueId()}, "name": "deep", "extra": ${nested(31, '0.5')}}`);
+
+    expect({ status: tooDeep.status, body: tooDeep.body }).toEqual({ status: 400, body: DEEP });
+    expect({ status: atLimit.status, body: atLimit.body }).toEqual({ status: 200, body: { name: 'deep' } });
+  });
+
+  it('when brackets are inside a string, then they do not count as nesting', async () => {
+    const response = await postPlant(deepApp, { id: uniqueId(), name: `${'['.repeat(100)}"\\`, tag: '{'.repeat(100) });
+
+    expect(response.status).toBe(200);
   });
 });

@@ -1,4 +1,5 @@
 import pino from 'pino';
+import { SqliteHealth } from '../../src/db/sqlite-health';
 import { SqlitePlantRepository } from '../../src/plants/plant.repository.sqlite';
 import { aNewPlant, uniqueId } from '../helpers/plants';
 import { bearer, postPlant, startTestApp, storedRows, type TestApp } from '../helpers/test-app';
@@ -124,7 +125,10 @@ describe('DELETE /plants/{id}', () => {
 
 describe('group commit order of creates and deletes', () => {
   // The store on its own, so both writes surely land in one event-loop turn; HTTP cannot promise that.
-  const store = () => new SqlitePlantRepository(app.db, pino({ level: 'silent' }));
+  const store = () => {
+    const logger = pino({ level: 'silent' });
+    return new SqlitePlantRepository(app.db, logger, new SqliteHealth(app.db, logger, 2000));
+  };
 
   it('when a create and then a delete of one id arrive in one turn, then the plant is created and then gone', async () => {
     const repository = store();

@@ -117,14 +117,17 @@ describe('store faults', () => {
     await app.close();
   });
 
-  it('when the database is read-only, then it answers 503 and /readyz still reads it', async () => {
+  it('when the database is read-only, then it answers 503 and so does /readyz', async () => {
     const app = await startTestApp({}, { readonly: true });
 
     const response = await postPlant(app, aNewPlant());
     const ready = await app.request.get('/readyz');
 
     expect({ status: response.status, error: response.body.error }).toEqual({ status: 503, error: 50301 });
-    expect(ready.status).toBe(200);
+    expect({ status: ready.status, body: ready.body }).toEqual({
+      status: 503,
+      body: { error: 50301, message: 'The store is read-only; it cannot take writes.' },
+    });
     await app.close();
   });
 

@@ -1,4 +1,5 @@
 import { aNewPlant } from '../helpers/plants';
+import { busy, pause, sustainedOverload } from '../helpers/event-loop';
 import { postPlant, startTestApp, type TestApp } from '../helpers/test-app';
 
 let app: TestApp;
@@ -12,41 +13,49 @@ afterAll(async () => {
   await app.close();
 });
 
-// The app shares this process's event loop, so holding the loop here is the overload it sees.
-async function afterBusyLoop(ms: number): Promise<void> {
-  const until = performance.now() + ms;
-  while (performance.now() < until) {
-    // busy: nothing else runs
-  }
-  await new Promise((resolve) => setTimeout(resolve, 30));
-}
-
 describe('load shedding', () => {
-  it('when the event loop has run later than LOAD_SHED_LAG_MS, then a create gets 503 with Retry-After and nothing is stored', async () => {
+  it('when the event loop stays later than LOAD_SHED_LAG_MS, then a create gets 503 with Retry-After and nothing is stored', async () => {
     const plant = aNewPlant();
-    await afterBusyLoop(1000);
+    const overload = sustainedOverload(400);
+    await pause(2000);
 
     const response = await postPlant(app, plant);
+    overload.stop();
 
     expect({ status: response.status, retryAfter: response.headers['retry-after'], body: response.body }).toEqual({
       status: 503,
       retryAfter: '1',
       body: { error: 50303, message: 'The service is over capacity; retry after the number of seconds in Retry-After.' },
     });
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await pause(200);
     expect((await postPlant(app, { ...plant, name: 'proves the first was not stored' })).status).toBe(200);
   });
 
-  it('when the event loop is late, then health checks still answer', async () => {
-    await afterBusyLoop(1000);
+  it('when the event loop stays late, then health checks still answer', async () => {
+    const overload = sustainedOverload(400);
+    await pause(2000);
 
     const health = await app.request.get('/healthz');
+    overload.stop();
 
     expect(health.status).toBe(200);
   });
 
-  it('when the loop has been on time for as long as it was late, then creates are admitted again', async () => {
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+  it('when one freeze of 600 ms is over, then a request 20 ms later is admitted', async () => {
+    await pause(100);
+    busy(600);
+    await pause(20);
+
+    const response = await postPlant(app, aNewPlant());
+
+    expect(response.status).toBe(200);
+  });
+
+  it('when the sustained overload ends, then creates are admitted as soon as the loop is on time', async () => {
+    const overload = sustainedOverload(400);
+    await pause(2000);
+    overload.stop();
+    await pause(100);
 
     const response = await postPlant(app, aNewPlant());
 

@@ -25,17 +25,21 @@ async function freePort(): Promise<number> {
  * Runs nginx with the project's own docker/nginx.conf, pointed at 127.0.0.1:upstreamPort instead of the compose
  * service, in the foreground as one process (no daemon, no workers) with its files in a temp directory.
  */
-export async function startNginx(upstreamPort: number): Promise<{ url: string; stop: () => Promise<void> }> {
+export async function startNginx(
+  upstreamPort: number,
+  replacements: readonly (readonly [string, string])[] = [],
+): Promise<{ url: string; stop: () => Promise<void> }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'plants-nginx-'));
   const port = await freePort();
   const site = readFileSync(path.resolve(__dirname, '..', '..', 'docker', 'nginx.conf'), 'utf8')
     .replace('server plants:3000;', `server 127.0.0.1:${upstreamPort};`)
     .replace('listen 8080;', `listen 127.0.0.1:${port};`);
+  const configured = replacements.reduce((text, [from, to]) => text.replace(from, to), site);
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `${kind}_temp_path ${dir}/${kind};`).join('\n  ');
   const conf = path.join(dir, 'nginx.conf');
   writeFileSync(
     conf,
-    `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log warn;\nevents {}\nhttp {\n  access_log off;\n  ${temp}\n${site}\n}\n`,
+    `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log warn;\nevents {}\nhttp {\n  access_log off;\n  ${temp}\n${configured}\n}\n`,
   );
   const child: ChildProcess = spawn('nginx', ['-p', dir, '-e', `${dir}/error.log`, '-c', conf, '-g', 'daemon off; master_process off;'], {
     stdio: ['ignore', 'ignore', 'pipe'],

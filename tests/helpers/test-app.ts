@@ -10,6 +10,7 @@ import { StaticTokenStore } from '../../src/auth';
 import { loadConfig } from '../../src/config';
 import { openDatabase, type Db } from '../../src/db/database';
 import { loadMigrations, migrate } from '../../src/db/migrate';
+import { SERVER_OPTIONS, installHttpEdges } from '../../src/http/http-edges';
 import type { Lifecycle } from '../../src/http/lifecycle';
 import { createLogger } from '../../src/logger';
 import { createMetrics, serveMetrics } from '../../src/metrics';
@@ -71,7 +72,8 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   const webhooks = createSqliteWebhooks(config, db, logger);
   const app = createApp({ config, logger, db, migrations, lifecycle, metrics, tokens: new StaticTokenStore(config), outbox: webhooks?.outbox });
   const metricsServer = metrics && (await serveMetrics(metrics.registry, { host: '127.0.0.1', port: 0 }));
-  const server = http.createServer(app);
+  const server = http.createServer(SERVER_OPTIONS, app);
+  installHttpEdges(server, logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   webhooks?.start();
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

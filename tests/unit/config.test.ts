@@ -28,6 +28,7 @@ describe('loadConfig', () => {
       tokenSource: 'generated',
       oidc: undefined,
       logLevel: 'info',
+      logBufferBytes: 4194304,
       bodyLimitBytes: 16384,
       corsOrigins: [],
       trustProxy: false,
@@ -41,6 +42,7 @@ describe('loadConfig', () => {
       metricsHost: '127.0.0.1',
       docsEnabled: true,
       webhooks: undefined,
+      maxConnections: 1000,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -72,6 +74,16 @@ describe('loadConfig', () => {
     });
   });
 
+  it('when TRUST_PROXY covers much but not every address, or uses a netmask, then it is accepted', () => {
+    expect(loadConfig({ TRUST_PROXY: '0.0.0.0/1, 10.0.0.0/255.0.0.0, ::/1' }, generate).trustProxy).toEqual(['0.0.0.0/1', '10.0.0.0/255.0.0.0', '::/1']);
+  });
+
+  it('when AUTH_TOKENS has a character outside RFC 6750 token syntax, then it names the variable and the rule', () => {
+    expect(errorOf({ AUTH_TOKENS: `${'a'.repeat(32)}"quoted"` })).toBe(
+      "AUTH_TOKENS: token 1 has characters outside RFC 6750's token syntax (A-Z a-z 0-9 - . _ ~ + / and = at the end)",
+    );
+  });
+
   it.each([
     ['1', 1],
     ['2', 2],
@@ -92,6 +104,13 @@ describe('loadConfig', () => {
     [{ TRUST_PROXY: 'true' }, 'TRUST_PROXY'],
     [{ TRUST_PROXY: 'proxy.example.com' }, 'TRUST_PROXY'],
     [{ TRUST_PROXY: '10.0.0.0/40' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '0.0.0.0/0' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '::/0' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '0.0.0.0/1, 128.0.0.0/1' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '::ffff:0.0.0.0/96' }, 'TRUST_PROXY'],
+    [{ TRUST_PROXY: '10.0.0.0/255.0.255.0' }, 'TRUST_PROXY'],
+    [{ REQUEST_TIMEOUT_MS: '5000', HEADERS_TIMEOUT_MS: '10000' }, 'REQUEST_TIMEOUT_MS'],
+    [{ AUTH_TOKENS: `${'a'.repeat(32)}@example` }, 'AUTH_TOKENS'],
     [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
     [{ RATE_LIMIT_PER_MINUTE: '1.5' }, 'RATE_LIMIT_PER_MINUTE'],
     [{ SHUTDOWN_TIMEOUT_MS: 'soon' }, 'SHUTDOWN_TIMEOUT_MS'],

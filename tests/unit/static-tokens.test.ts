@@ -66,6 +66,12 @@ describe('AUTH_TOKENS_FILE lines', () => {
     expect(() => new StaticTokenStore({ authTokens: [], authTokensFile: `${empty}.missing` })).toThrow(/^AUTH_TOKENS_FILE: cannot read .*missing \(ENOENT\)$/);
   });
 
+  it('when a plain line has characters outside RFC 6750 token syntax, then loading refuses and names the line', () => {
+    expect(errorOf(`${PLAIN}\n${'q'.repeat(31)}"\n`)).toBe(
+      "AUTH_TOKENS_FILE line 2: the token has characters outside RFC 6750's token syntax (A-Z a-z 0-9 - . _ ~ + / and = at the end)",
+    );
+  });
+
   it('when the file changes to one that does not parse, then reload throws and the previous set stays', () => {
     const file = tokensFile(`${PLAIN}\n`);
     const store = new StaticTokenStore({ authTokens: [], authTokensFile: file });

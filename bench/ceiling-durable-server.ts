@@ -1,0 +1,86 @@
+// Ceiling F: ceiling C plus the same durable store the service has (a SQLite file in WAL mode with
+// synchronous=FULL, creates of one event-loop turn group-committed in one transaction and fsync, each answered
+// after its commit), and no logs. The service with everything on is measured against it in the same run.
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import express from 'express';
+import helmet from 'helmet';
+import { z } from 'zod';
+
+const digest = (text: string) => createHash('sha256').update(text).digest();
+const accepted = digest(process.env.AUTH_TOKENS ?? '');
+const newPlant = z.object({ id: z.number().int(), name: z.string().min(1).max(200), tag: z.string().min(1).max(100).optional() });
+type NewPlant = z.infer<typeof newPlant>;
+type Stored = { name: string; tag: string | null };
+
+const file = path.resolve((process.env.DATABASE_URL ?? 'file:./data/ceiling-f.db').slice('file:'.length));
+mkdirSync(path.dirname(file), { recursive: true });
+const db = new Database(file);
+db.pragma('journal_mode = WAL');
+db.pragma('synchronous = FULL');
+const migrations = path.resolve(__dirname, '..', 'migrations');
+const hasPlants = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'plants'").get() !== undefined;
+if (!hasPlants) for (const name of readdirSync(migrations).filter((f) => f.endsWith('.sql')).sort()) db.exec(readFileSync(path.join(migrations, name), 'utf8'));
+
+const insert = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING');
+const select = db.prepare<[number], Stored>('SELECT name, tag FROM plants WHERE id = ?');
+type Pending = { plant: NewPlant; resolve: (stored: Stored) => void; reject: (error: unknown) => void };
+const commit = db.transaction((batch: Pending[]) =>
+  batch.map(({ plant }) =>
+    insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1 ? { name: plant.name, tag: plant.tag ?? null } : (select.get(plant.id) as Stored),
+  ),
+);
+let pending: Pending[] = [];
+const flush = () => {
+  const batch = pending;
+  pending = [];
+  try {
+    const stored = commit.immediate(batch);
+    batch.forEach(({ resolve }, index) => resolve(stored[index] as Stored));
+  } catch (error) {
+    for (const { reject } of batch) reject(error);
+  }
+};
+const insertOrGet = (plant: NewPlant) =>
+  new Promise<Stored>((resolve, reject) => {
+    if (pending.push({ plant, resolve, reject }) === 1) setImmediate(flush);
+  });
+
+const app = express();
+app.disable('x-powered-by');
+app.disable('etag');
+app.use(helmet());
+app.get('/readyz', (_req, res) => {
+  res.json({ status: 'ready' });
+});
+app.use((req, res, next) => {
+  const header = req.headers.authorization ?? '';
+  if (!/^bearer /i.test(header) || !timingSafeEqual(digest(header.slice(7)), accepted)) {
+    res.status(401).json({ error: 40101, message: 'unauthorized' });
+    return;
+  }
+  next();
+});
+app.use(express.json({ limit: '16kb' }));
+app.post('/plants', async (req, res) => {
+  const parsed = newPlant.safeParse(req.body);
+  if (!parsed.success) {
+    res.status(400).json({ error: 40006, message: parsed.error.message });
+    return;
+  }
+  const stored = await insertOrGet(parsed.data);
+  res.json(stored.tag === null ? { name: stored.name } : { name: stored.name, tag: stored.tag });
+});
+
+const server = app.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+  process.stdout.write(`${JSON.stringify({ msg: 'listening', port: (server.address() as AddressInfo).port })}\n`);
+});
+process.on('SIGTERM', () =>
+  server.close(() => {
+    db.close();
+    process.exit(0);
+  }),
+);

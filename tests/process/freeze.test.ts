@@ -1,0 +1,22 @@
+import { aNewPlant } from '../helpers/plants';
+import { rawRequest } from '../helpers/raw-request';
+import { startServer } from '../helpers/server-process';
+import { TOKEN } from '../helpers/test-app';
+
+const headers = { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' };
+
+describe('a process stopped and continued', () => {
+  it('when the server is frozen for 300 ms by SIGSTOP, then a create 20 ms after SIGCONT answers 200, not 503', async () => {
+    const server = await startServer({ LOAD_SHED_LAG_MS: '100' });
+    expect((await rawRequest(server.url, { headers, body: JSON.stringify(aNewPlant()) })).status).toBe(200);
+
+    server.child.kill('SIGSTOP');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    server.child.kill('SIGCONT');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const response = await rawRequest(server.url, { headers, body: JSON.stringify(aNewPlant()) });
+    await server.stop();
+
+    expect({ status: response.status, body: response.body }).toEqual({ status: 200, body: expect.objectContaining({ tag: 'indoor' }) });
+  });
+});
