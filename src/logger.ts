@@ -56,18 +56,34 @@ function bufferedStdout(maxBytes: number) {
   };
   setInterval(() => stream.flush(), 100).unref();
   let dropped = 0;
+  let reporting = false;
+  let reportLost = false;
   stream.on('drop', () => {
-    dropped += 1;
+    // sonic-boom emits 'drop' synchronously inside the write that did not fit, so a dropped report is known here.
+    if (reporting) reportLost = true;
+    else dropped += 1;
   });
   return {
     stream,
     reportDrops: (logger: Logger) => {
+      let scheduled = false;
       stream.on('write', () => {
-        if (dropped === 0) return;
-        const count = dropped;
-        dropped = 0;
+        if (dropped === 0 || scheduled) return;
+        scheduled = true;
         // After this write has been accounted for, not inside sonic-boom's own bookkeeping.
-        setImmediate(() => logger.warn({ dropped: count }, 'log destination was blocked: dropped lines past the log buffer'));
+        setImmediate(() => {
+          scheduled = false;
+          const count = dropped;
+          dropped = 0;
+          reporting = true;
+          logger.warn({ dropped: count }, 'log destination was blocked: dropped lines past the log buffer');
+          reporting = false;
+          // The buffer filled again before the report got in: keep its count for the next report.
+          if (reportLost) {
+            reportLost = false;
+            dropped += count;
+          }
+        });
       });
     },
   };

@@ -46,7 +46,7 @@ function start(config: Config, logger: Logger): void {
 
   const lifecycle: Lifecycle = { shuttingDown: false };
   const metrics = config.metricsPort === 0 ? undefined : createMetrics();
-  const webhooks = createSqliteWebhooks(config, db, logger);
+  const webhooks = createSqliteWebhooks(config, db, logger, metrics?.webhooks);
   const app = createApp({ config, logger, db, migrations, lifecycle, metrics, tokens, outbox: webhooks?.outbox });
   const server = http.createServer(
     {

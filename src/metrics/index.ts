@@ -1,13 +1,15 @@
 /**
- * Prometheus metrics: owns the registry, the HTTP and store instruments and the separate listener that serves
- * them. It only observes: it never changes a response, never throws into a request, and never listens on the
+ * Prometheus metrics: owns the registry, the HTTP, store and webhook instruments and the separate listener that
+ * serves them. It only observes: it never changes a response, never throws into a request, and never listens on the
  * public port (no token in scrape configs, nothing readable through the proxy).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Express, RequestHandler } from 'express';
 import { catalogue } from '../errors';
 import type { StoreObserver } from '../plants/store-observer';
+import type { WebhookObserver } from '../webhooks';
 import { routeTemplate } from './route-template';
+import { webhookMetrics } from './webhook-metrics';
 
 export { serveMetrics, type MetricsServer } from './metrics.server';
 
@@ -16,6 +18,7 @@ export type Metrics = {
   /** The first middleware of the app: times every request and counts its outcome when the response closes. */
   http: (app: Express) => RequestHandler;
   store: StoreObserver;
+  webhooks: WebhookObserver;
 };
 
 // Seconds. The service answers in milliseconds; the tail buckets catch drains, timeouts and overload.
@@ -106,5 +109,5 @@ export function createMetrics(): Metrics {
     },
   };
 
-  return { registry, http, store };
+  return { registry, http, store, webhooks: webhookMetrics(registers) };
 }

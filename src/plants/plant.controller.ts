@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
 import { AppError } from '../errors';
+import type { TraceContext } from '../http/trace-context';
 import type { PlantService } from './plant.service';
 import { plantJson, plantsJson } from './plant.json';
 import { listQuerySchema, newPlantSchema, plantIdParamSchema } from './plant.schemas';
@@ -37,7 +38,8 @@ export class PlantController {
   create = async (req: Request, res: Response): Promise<void> => {
     const parsed = newPlantSchema.safeParse(req.body);
     if (!parsed.success) throw new AppError('invalid_field', describe(parsed.error));
-    const plant = await this.service.create(parsed.data);
+    const trace = res.locals.trace as TraceContext | undefined;
+    const plant = await this.service.create(parsed.data, trace === undefined ? undefined : { trace });
     // The Plant body: name and tag as stored, tag left out when absent, never the id.
     res.set('Cache-Control', 'no-store').json(plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag });
   };

@@ -4,7 +4,7 @@ import type { Logger } from '../logger';
 import type { PlantOutbox } from '../webhooks';
 import { AppError } from '../errors';
 import { isStoreFault, type SqliteHealth } from '../db/sqlite-health';
-import type { InsertOutcome, PlantRepository, StoredPlant } from './plant.repository';
+import type { CreateContext, InsertOutcome, PlantRepository, StoredPlant } from './plant.repository';
 import type { NewPlant, Plant } from './plant.schemas';
 import { ignoreStore, type StoreObserver } from './store-observer';
 
@@ -34,7 +34,7 @@ function translateRead(error: unknown): Error {
 
 // One write of a batch: a create (plant) or a delete (deleteId), answered with its own outcome.
 type Pending =
-  | { plant: NewPlant; resolve: (outcome: InsertOutcome) => void; reject: (error: Error) => void }
+  | { plant: NewPlant; context?: CreateContext; resolve: (outcome: InsertOutcome) => void; reject: (error: Error) => void }
   | { deleteId: bigint; resolve: (deleted: boolean) => void; reject: (error: Error) => void };
 type Outcome = InsertOutcome | boolean;
 
@@ -73,10 +73,10 @@ export class SqlitePlantRepository implements PlantRepository {
     this.firstOfTag = db.prepare('SELECT id, name, tag FROM plants WHERE tag = ? ORDER BY id LIMIT ?');
     this.afterOfTag = db.prepare('SELECT id, name, tag FROM plants WHERE tag = ? AND id > ? ORDER BY id LIMIT ?');
     // Inside the batch's transaction: no other create can run between the insert and the read.
-    const insertOrGet = (plant: NewPlant): InsertOutcome => {
+    const insertOrGet = (plant: NewPlant, context: CreateContext | undefined): InsertOutcome => {
       if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
         // Transactional outbox: the plant's events commit or roll back with it (a failure here fails the batch).
-        outbox?.recordCreated(plant);
+        outbox?.recordCreated(plant, context?.trace);
         return { created: true, stored: toPlant({ name: plant.name, tag: plant.tag ?? null }) };
       }
       const row = select.get(plant.id);
@@ -86,7 +86,7 @@ export class SqlitePlantRepository implements PlantRepository {
     this.commitBatch = db.transaction((batch: Pending[]) =>
       batch.map((write) => {
         try {
-          return 'plant' in write ? insertOrGet(write.plant) : remove.run(write.deleteId).changes === 1;
+          return 'plant' in write ? insertOrGet(write.plant, write.context) : remove.run(write.deleteId).changes === 1;
         } catch (error) {
           const translated = translate(error);
           // A store that cannot take writes fails the whole batch: rethrown, the transaction rolls back.
@@ -97,9 +97,9 @@ export class SqlitePlantRepository implements PlantRepository {
     );
   }
 
-  insertOrGet(plant: NewPlant): Promise<InsertOutcome> {
+  insertOrGet(plant: NewPlant, context?: CreateContext): Promise<InsertOutcome> {
     return new Promise((resolve, reject) => {
-      if (this.pending.push({ plant, resolve, reject }) === 1) setImmediate(this.flush);
+      if (this.pending.push({ plant, context, resolve, reject }) === 1) setImmediate(this.flush);
     });
   }
 

@@ -1,5 +1,5 @@
 import { AppError } from '../errors';
-import type { PlantRepository, StoredPlant } from './plant.repository';
+import type { CreateContext, PlantRepository, StoredPlant } from './plant.repository';
 import type { NewPlant, Plant } from './plant.schemas';
 
 /** One page of plants, and the id to continue after when more follow. */
@@ -11,8 +11,8 @@ export class PlantService {
   constructor(private readonly plants: PlantRepository) {}
 
   /** The id is the key: the identical plant again is a safe retry, anything else under that id a conflict. */
-  async create(plant: NewPlant): Promise<Plant> {
-    const { created, stored } = await this.plants.insertOrGet(plant);
+  async create(plant: NewPlant, context?: CreateContext): Promise<Plant> {
+    const { created, stored } = await this.plants.insertOrGet(plant, context);
     if (!created && (stored.name !== plant.name || stored.tag !== plant.tag)) {
       throw new AppError(
         'id_conflict',

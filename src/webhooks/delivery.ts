@@ -1,12 +1,14 @@
 import { Pool } from 'undici';
 import type { WebhookConfig } from '../config';
+import { childTraceparent } from '../http/trace-context';
 import { signedHeaders } from './event';
 import type { OutboxEvent } from './outbox';
+import type { AttemptOutcome } from './webhook-observer';
 
 /** One subscriber's endpoint: its own keep-alive pool, so a slow subscriber holds only its own connections. */
 export type Subscriber = { url: string; host: string; path: string; pool: Pool };
 
-export type AttemptResult = { failure: string | undefined; status: number | undefined };
+export type AttemptResult = { failure: string | undefined; status: number | undefined; outcome: AttemptOutcome };
 
 // Failures that say the subscriber cannot be reached at all, rather than that this one request went wrong.
 export const UNREACHABLE = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -45,18 +47,24 @@ export async function deliver(subscriber: Subscriber, key: Buffer, event: Outbox
   const abort = () => controller.abort();
   signal.addEventListener('abort', abort);
   try {
+    const headers = signedHeaders(key, event.eventId, Math.floor(at / 1000), event.payload);
+    // The create's trace, continued: a new span id per attempt, as each attempt is a call of its own.
+    if (event.trace !== undefined) headers.traceparent = childTraceparent(event.trace);
     const response = await subscriber.pool.request({
       method: 'POST',
       path: subscriber.path,
-      headers: signedHeaders(key, event.eventId, Math.floor(at / 1000), event.payload),
+      headers,
       body: event.payload,
       signal: controller.signal,
     });
     await response.body.dump();
     const status = response.statusCode;
-    return { failure: status >= 200 && status <= 299 ? undefined : `status ${status}`, status };
+    const delivered = status >= 200 && status <= 299;
+    return { failure: delivered ? undefined : `status ${status}`, status, outcome: delivered ? 'delivered' : 'failed_status' };
   } catch (error) {
-    return { failure: timedOut ? `timeout after ${timeoutMs} ms` : describeFailure(error), status: undefined };
+    if (timedOut) return { failure: `timeout after ${timeoutMs} ms`, status: undefined, outcome: 'timeout' };
+    const failure = describeFailure(error);
+    return { failure, status: undefined, outcome: UNREACHABLE.has(failure) ? 'refused' : 'error' };
   } finally {
     clearTimeout(timer);
     signal.removeEventListener('abort', abort);

@@ -4,6 +4,7 @@ import type { Logger } from '../logger';
 import { deliver, subscriberOf, UNREACHABLE, type Subscriber } from './delivery';
 import { decodeSecret } from './event';
 import type { OutboxEvent, OutboxStore, Settlement } from './outbox';
+import { ignoreWebhooks, type WebhookObserver } from './webhook-observer';
 
 type Lane = Subscriber & {
   inFlight: number;
@@ -18,6 +19,7 @@ export type DispatcherOptions = {
   store: OutboxStore;
   config: WebhookConfig;
   logger: Logger;
+  observer?: WebhookObserver;
   now?: () => number;
   random?: () => number;
   /** How often due events are looked for besides the wake-up a new event gives. */
@@ -45,6 +47,7 @@ export class WebhookDispatcher {
   private readonly pollMs: number;
   private readonly settleEveryMs: number;
   private readonly unreachableForMs: number;
+  private readonly observer: WebhookObserver;
   private readonly inFlight = new Map<string, AbortController>();
   private settlements: Settlement[] = [];
   private settling: Promise<void> = Promise.resolve();
@@ -60,6 +63,9 @@ export class WebhookDispatcher {
     this.random = options.random ?? Math.random;
     this.pollMs = options.pollMs ?? Math.max(10, Math.min(250, ...config.retryScheduleMs));
     this.settleEveryMs = options.settleEveryMs ?? 100;
+    this.observer = options.observer ?? ignoreWebhooks;
+    const { store } = options;
+    this.observer.backlogFrom(async () => store.countPending());
     // A subscriber that refused a connection is dialed again at most this often; the events due meanwhile
     // spend an attempt without a connection each, so their schedule still runs out as it would.
     this.unreachableForMs = Math.min(1000, ...config.retryScheduleMs);
@@ -145,6 +151,7 @@ export class WebhookDispatcher {
     const { config } = this.options;
     if (lane.unreachableUntil > this.now()) {
       this.record(lane, event, this.now(), lane.unreachable, undefined, false);
+      this.observer.attempted('skipped');
       if (this.settlements.length >= SETTLE_BATCH) void this.flush();
       this.schedulePump(lane);
       return;
@@ -153,10 +160,12 @@ export class WebhookDispatcher {
     this.inFlight.set(event.seq, controller);
     lane.inFlight += 1;
     const at = this.now();
-    const { failure, status } = await deliver(lane, this.key, event, at, config.timeoutMs, controller.signal);
+    const { failure, status, outcome } = await deliver(lane, this.key, event, at, config.timeoutMs, controller.signal);
     this.inFlight.delete(event.seq);
     lane.inFlight -= 1;
     if (this.abandoned) return;
+    this.observer.attempted(outcome);
+    if (outcome === 'delivered') this.observer.delivered(Math.max(0, this.now() - event.createdAt) / 1000);
     if (failure !== undefined && UNREACHABLE.has(failure)) {
       lane.unreachableUntil = this.now() + this.unreachableForMs;
       lane.unreachable = failure;

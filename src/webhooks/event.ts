@@ -1,4 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
+import type { TraceContext } from '../http/trace-context';
 import type { NewPlant } from '../plants/plant.schemas';
 
 /**
@@ -25,4 +26,13 @@ export function signedHeaders(key: Buffer, eventId: string, timestampSeconds: nu
     'webhook-timestamp': String(timestampSeconds),
     'webhook-signature': `v1,${signature}`,
   };
+}
+
+/** The outbox's trace_context column, `<trace id>-<flags>`: all a delivery needs to continue the create's trace. */
+export const traceColumn = (trace: TraceContext | undefined): string | null => (trace === undefined ? null : `${trace.traceId}-${trace.flags}`);
+
+export function traceOfColumn(value: string | null): TraceContext | undefined {
+  if (value === null) return undefined;
+  const [traceId = '', flags = ''] = value.split('-');
+  return { traceId, flags };
 }

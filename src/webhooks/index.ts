@@ -11,16 +11,18 @@ import { WebhookDispatcher } from './dispatcher';
 import type { PlantOutbox } from './outbox';
 import { PostgresOutbox } from './outbox.postgres';
 import { SqliteOutbox } from './outbox.sqlite';
+import type { WebhookObserver } from './webhook-observer';
 
 export type { PlantOutbox } from './outbox';
+export type { AttemptOutcome, WebhookObserver } from './webhook-observer';
 
 export type Webhooks = { outbox: PlantOutbox; start(): void; stop(timeoutMs: number): Promise<void> };
 
 /** The SQLite outbox and its dispatcher, or undefined when no subscriber is configured. */
-export function createSqliteWebhooks(config: Config, db: Db, logger: Logger): Webhooks | undefined {
+export function createSqliteWebhooks(config: Config, db: Db, logger: Logger, observer?: WebhookObserver): Webhooks | undefined {
   if (config.webhooks === undefined) return undefined;
   const outbox = new SqliteOutbox(db, config.webhooks.urls, config.databaseBusyTimeoutMs);
-  const dispatcher = new WebhookDispatcher({ store: outbox, config: config.webhooks, logger });
+  const dispatcher = new WebhookDispatcher({ store: outbox, config: config.webhooks, logger, observer });
   outbox.onRecorded = dispatcher.wake;
   return {
     outbox,
@@ -42,10 +44,15 @@ export type PostgresWebhooks = {
 };
 
 /** The PostgreSQL outbox and this replica's dispatcher, or undefined when no subscriber is configured. */
-export function createPostgresWebhooks(config: Config, pool: Pool, logger: Logger, options: { pollMs?: number } = {}): PostgresWebhooks | undefined {
+export function createPostgresWebhooks(
+  config: Config,
+  pool: Pool,
+  logger: Logger,
+  options: { pollMs?: number; observer?: WebhookObserver } = {},
+): PostgresWebhooks | undefined {
   if (config.webhooks === undefined) return undefined;
   // Longer than any attempt can take, so a lease runs out only when its replica is gone.
   const outbox = new PostgresOutbox(pool, config.webhooks.urls, 2 * config.webhooks.timeoutMs + 30_000);
-  const dispatcher = new WebhookDispatcher({ store: outbox, config: config.webhooks, logger, pollMs: options.pollMs });
+  const dispatcher = new WebhookDispatcher({ store: outbox, config: config.webhooks, logger, pollMs: options.pollMs, observer: options.observer });
   return { outbox, wake: dispatcher.wake, start: () => dispatcher.start(), stop: (timeoutMs) => dispatcher.stop(timeoutMs) };
 }

@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
+import type { TraceContext } from '../http/trace-context';
 import type { NewPlant } from '../plants/plant.schemas';
-import { newEventId, newPlantPayload } from './event';
+import { newEventId, newPlantPayload, traceColumn, traceOfColumn } from './event';
 import type { OutboxEvent, OutboxStore, Settlement } from './outbox';
 
 type Queryable = Pick<PoolClient, 'query'>;
@@ -18,41 +19,56 @@ export class PostgresOutbox implements OutboxStore {
     private readonly leaseMs: number,
   ) {}
 
-  /** Inside the caller's transaction, for the plants it actually inserted: one event per subscriber each. */
-  async recordCreated(client: Queryable, plants: readonly NewPlant[]): Promise<void> {
+  /**
+   * Inside the caller's transaction, for the plants it actually inserted: one event per subscriber each.
+   * `traces[i]`, when given, is the W3C trace of the create that brought `plants[i]`.
+   */
+  async recordCreated(client: Queryable, plants: readonly NewPlant[], traces: readonly (TraceContext | undefined)[] = []): Promise<void> {
     if (plants.length === 0 || this.subscribers.length === 0) return;
     const ids: string[] = [];
     const subscribers: string[] = [];
     const plantIds: string[] = [];
     const payloads: string[] = [];
-    for (const plant of plants) {
+    const contexts: (string | null)[] = [];
+    plants.forEach((plant, index) => {
       const payload = newPlantPayload(plant);
+      const context = traceColumn(traces[index]);
       for (const subscriber of this.subscribers) {
         ids.push(newEventId());
         subscribers.push(subscriber);
         plantIds.push(plant.id.toString());
         payloads.push(payload);
+        contexts.push(context);
       }
-    }
+    });
     await client.query(
-      `INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, next_attempt_at, created_at, updated_at)
-       SELECT e, s, p, pl, $5::bigint, $5::bigint, $5::bigint FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) AS u(e, s, p, pl)`,
-      [ids, subscribers, plantIds, payloads, Date.now()],
+      `INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, trace_context, next_attempt_at, created_at, updated_at)
+       SELECT e, s, p, pl, t, $6::bigint, $6::bigint, $6::bigint
+       FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[]) AS u(e, s, p, pl, t)`,
+      [ids, subscribers, plantIds, payloads, contexts, Date.now()],
     );
   }
 
   async claim(subscriber: string, limit: number, now: number): Promise<OutboxEvent[]> {
-    const { rows } = await this.pool.query<{ seq: string; event_id: string; payload: string; attempts: number }>(
+    const { rows } = await this.pool.query<{ seq: string; event_id: string; payload: string; attempts: number; created_at: string; trace_context: string | null }>(
       `UPDATE webhook_outbox SET next_attempt_at = $3
        WHERE seq IN (
          SELECT seq FROM webhook_outbox
          WHERE subscriber = $1 AND status = 'pending' AND next_attempt_at <= $2
          ORDER BY next_attempt_at, seq LIMIT $4
          FOR UPDATE SKIP LOCKED)
-       RETURNING seq, event_id, payload, attempts`,
+       RETURNING seq, event_id, payload, attempts, created_at, trace_context`,
       [subscriber, now, now + this.leaseMs, limit],
     );
-    return rows.map((row) => ({ seq: String(row.seq), eventId: row.event_id, subscriber, payload: row.payload, attempts: row.attempts }));
+    return rows.map((row) => ({
+      seq: String(row.seq),
+      eventId: row.event_id,
+      subscriber,
+      payload: row.payload,
+      attempts: row.attempts,
+      createdAt: Number(row.created_at),
+      trace: traceOfColumn(row.trace_context),
+    }));
   }
 
   async settle(settlements: readonly Settlement[]): Promise<void> {
@@ -83,6 +99,12 @@ export class PostgresOutbox implements OutboxStore {
       [before],
     );
     return rowCount ?? 0;
+  }
+
+  /** The whole shared outbox's backlog: every replica reports the same number. */
+  async countPending(): Promise<number> {
+    const { rows } = await this.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_outbox WHERE status = 'pending'`);
+    return rows[0]?.n ?? 0;
   }
 
   async retireOthers(subscribers: readonly string[], now: number): Promise<number> {

@@ -1,10 +1,11 @@
 import { openDatabase, type Db } from '../db/database';
 import { AppError } from '../errors';
+import type { TraceContext } from '../http/trace-context';
 import type { NewPlant } from '../plants/plant.schemas';
-import { newEventId, newPlantPayload } from './event';
+import { newEventId, newPlantPayload, traceColumn, traceOfColumn } from './event';
 import type { OutboxEvent, OutboxStore, PlantOutbox, Settlement } from './outbox';
 
-type Row = { seq: number; event_id: string; payload: string; attempts: number };
+type Row = { seq: number; event_id: string; payload: string; attempts: number; created_at: number; trace_context: string | null };
 
 /**
  * The SQLite outbox: recordCreated runs inside the plant repository's group-commit transaction, on its
@@ -22,6 +23,7 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
   private readonly settleAll;
   private readonly pruneSome;
   private readonly retire;
+  private readonly pending;
   onRecorded: () => void = () => undefined;
 
   private readonly writer: Db;
@@ -33,12 +35,13 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
   ) {
     this.writer = openDatabase(db.name, { busyTimeoutMs });
     this.writer.pragma('synchronous = NORMAL');
-    this.insert = db.prepare<[string, string, bigint, string, number, number, number]>(
-      'INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    this.insert = db.prepare<[string, string, bigint, string, number, number, number, string | null]>(
+      `INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, next_attempt_at, created_at, updated_at, trace_context)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.due = db
       .prepare<[string, number, number], Row>(
-        `SELECT seq, event_id, payload, attempts FROM webhook_outbox
+        `SELECT seq, event_id, payload, attempts, created_at, trace_context FROM webhook_outbox
          WHERE subscriber = ? AND status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, seq LIMIT ?`,
       )
       .safeIntegers(false);
@@ -56,14 +59,17 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
       `UPDATE webhook_outbox SET status = 'failed', updated_at = ?, last_error = 'subscriber no longer configured'
        WHERE status = 'pending' AND subscriber NOT IN (SELECT value FROM json_each(?))`,
     );
+    // Counted on the partial index webhook_outbox_due, which holds pending rows only.
+    this.pending = db.prepare<[], number>("SELECT count(*) FROM webhook_outbox WHERE status = 'pending'").pluck().safeIntegers(false);
     for (const subscriber of subscribers) this.held.set(subscriber, new Set());
   }
 
-  recordCreated(plant: NewPlant): void {
+  recordCreated(plant: NewPlant, trace?: TraceContext): void {
     try {
       const payload = newPlantPayload(plant);
       const now = Date.now();
-      for (const subscriber of this.subscribers) this.insert.run(newEventId(), subscriber, plant.id, payload, now, now, now);
+      const context = traceColumn(trace);
+      for (const subscriber of this.subscribers) this.insert.run(newEventId(), subscriber, plant.id, payload, now, now, now, context);
     } catch (error) {
       // Thrown as a store fault, the whole batch rolls back: a plant is never committed without its events.
       throw new AppError('store_unavailable', undefined, { cause: error });
@@ -80,7 +86,8 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
       const seq = String(row.seq);
       if (held.has(seq) || events.length >= limit) continue;
       held.add(seq);
-      events.push({ seq, eventId: row.event_id, subscriber, payload: row.payload, attempts: row.attempts });
+      const trace = traceOfColumn(row.trace_context);
+      events.push({ seq, eventId: row.event_id, subscriber, payload: row.payload, attempts: row.attempts, createdAt: row.created_at, trace });
     }
     return events;
   }
@@ -101,6 +108,10 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
 
   retireOthers(subscribers: readonly string[], now: number): number {
     return this.retire.run(now, JSON.stringify(subscribers)).changes;
+  }
+
+  countPending(): number {
+    return this.pending.get() ?? 0;
   }
 
   close(): void {

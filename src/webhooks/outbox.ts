@@ -1,9 +1,22 @@
+import type { TraceContext } from '../http/trace-context';
 import type { NewPlant } from '../plants/plant.schemas';
 
-/** What a plant store calls inside its create transaction: one event per subscriber, committed with the plant. */
-export type PlantOutbox = { recordCreated(plant: NewPlant): void };
+/**
+ * What a plant store calls inside its create transaction: one event per subscriber, committed with the plant.
+ * `trace` is the create request's W3C trace, continued in each delivery's traceparent.
+ */
+export type PlantOutbox = { recordCreated(plant: NewPlant, trace?: TraceContext): void };
 
-export type OutboxEvent = { seq: string; eventId: string; subscriber: string; payload: string; attempts: number };
+export type OutboxEvent = {
+  seq: string;
+  eventId: string;
+  subscriber: string;
+  payload: string;
+  attempts: number;
+  /** Unix ms when the event was written, in the plant's transaction: where the delivery lag starts. */
+  createdAt: number;
+  trace?: TraceContext;
+};
 
 /** The outcome of one attempt, written back in batches. `attempts` counts this one. */
 export type Settlement = {
@@ -26,4 +39,6 @@ export type OutboxStore = {
   prune(before: number): number | Promise<number>;
   /** Marks pending events of subscribers no longer configured as failed; answers how many. */
   retireOthers(subscribers: readonly string[], now: number): number | Promise<number>;
+  /** Events still pending, whoever holds them: the backlog. */
+  countPending(): number | Promise<number>;
 };

@@ -21,6 +21,14 @@ export function newPlantWebhookDocument(): Record<string, unknown> {
               pattern: '^v1,[A-Za-z0-9+/]+={0,2}$',
             }),
           },
+          {
+            in: 'header',
+            name: 'traceparent',
+            required: false,
+            description:
+              'W3C Trace Context: sent only when the create came with a valid traceparent; the same trace id, a new span id per attempt.',
+            schema: { type: 'string', pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' },
+          },
         ],
         requestBody: {
           required: true,

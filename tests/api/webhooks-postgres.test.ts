@@ -4,13 +4,16 @@ import path from 'node:path';
 import { Pool } from 'pg';
 import { loadConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
+import { createMetrics } from '../../src/metrics';
 import { newPlantSchema } from '../../src/plants/plant.schemas';
 import { createPostgresWebhooks, type PostgresWebhooks } from '../../src/webhooks';
 import { describeWith } from '../helpers/optional-services';
 import { aNewPlant } from '../helpers/plants';
 import { sleep, startReceiver, WEBHOOK_SECRET, type Receiver } from '../helpers/webhook-receiver';
 
-const MIGRATION = readFileSync(path.resolve(__dirname, '..', '..', 'migrations', 'postgres-webhooks', '003-webhook-outbox.sql'), 'utf8');
+const MIGRATIONS = ['003-webhook-outbox.sql', '004-webhook-trace.sql'].map((name) =>
+  readFileSync(path.resolve(__dirname, '..', '..', 'migrations', 'postgres-webhooks', name), 'utf8'),
+);
 
 describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', (serverUrl) => {
   const database = `plants_t_${randomBytes(6).toString('hex')}`;
@@ -23,7 +26,7 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
     admin = new Pool({ connectionString: serverUrl, max: 1 });
     await admin.query(`CREATE DATABASE ${database}`);
     const setup = poolOf();
-    await setup.query(MIGRATION);
+    for (const migration of MIGRATIONS) await setup.query(migration);
   });
 
   afterEach(async () => {
@@ -50,12 +53,16 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
   }
 
   /** One replica: its own pool and dispatcher over the shared outbox. */
-  function replica(url: string, env: Record<string, string> = {}): { webhooks: PostgresWebhooks; pool: Pool; logs: Record<string, unknown>[] } {
+  function replica(
+    url: string,
+    env: Record<string, string> = {},
+    observer?: ReturnType<typeof createMetrics>['webhooks'],
+  ): { webhooks: PostgresWebhooks; pool: Pool; logs: Record<string, unknown>[] } {
     const config = loadConfig({ AUTH_TOKENS: 'x'.repeat(32), WEBHOOK_URLS: url, WEBHOOK_SECRET, WEBHOOK_RETRY_SCHEDULE: '100ms,100ms', ...env });
     const logs: Record<string, unknown>[] = [];
     const logger = createLogger(config, { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) });
     const pool = poolOf();
-    const webhooks = createPostgresWebhooks(config, pool, logger, { pollMs: 50 });
+    const webhooks = createPostgresWebhooks(config, pool, logger, { pollMs: 50, observer });
     if (webhooks === undefined) throw new Error('webhooks not configured');
     webhooks.start();
     running.push(webhooks);
@@ -69,11 +76,20 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
   }
 
   /** A create's transaction as a store would run it: the outbox rows on the same client, then COMMIT or ROLLBACK. */
-  async function inTransaction(target: { webhooks: PostgresWebhooks; pool: Pool }, plants: Record<string, unknown>[], end: 'COMMIT' | 'ROLLBACK' = 'COMMIT') {
+  async function inTransaction(
+    target: { webhooks: PostgresWebhooks; pool: Pool },
+    plants: Record<string, unknown>[],
+    end: 'COMMIT' | 'ROLLBACK' = 'COMMIT',
+    traces?: ({ traceId: string; flags: string } | undefined)[],
+  ) {
     const client = await target.pool.connect();
     try {
       await client.query('BEGIN');
-      await target.webhooks.outbox.recordCreated(client, plants.map((plant) => newPlantSchema.parse(plant)));
+      await target.webhooks.outbox.recordCreated(
+        client,
+        plants.map((plant) => newPlantSchema.parse(plant)),
+        traces,
+      );
       await client.query(end);
     } finally {
       client.release();
@@ -92,6 +108,34 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
     expect(hooks.deliveries).toEqual([expect.objectContaining({ body: '{"id":9223372036854775807,"name":"Ficus","tag":"big"}', verified: true })]);
     const { rows } = await one.pool.query('SELECT status, attempts, plant_id FROM webhook_outbox');
     expect(rows).toEqual([{ status: 'delivered', attempts: 1, plant_id: '9223372036854775807' }]);
+  });
+
+  it('when a plant comes with its create\'s trace, then its delivery carries that trace id with a new span id; one without carries none', async () => {
+    const hooks = await receiver();
+    const one = replica(hooks.url);
+    const traced = aNewPlant();
+    const untraced = aNewPlant();
+
+    await inTransaction(one, [traced, untraced], 'COMMIT', [{ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', flags: '01' }, undefined]);
+    const deliveries = await hooks.waitFor((all) => all.length === 2);
+
+    const headerOf = (plant: Record<string, unknown>) => deliveries.find((delivery) => delivery.body === JSON.stringify(plant))?.traceparent;
+    expect(headerOf(traced)).toMatch(/^00-4bf92f3577b34da6a3ce929d0e0e4736-[0-9a-f]{16}-01$/);
+    expect(headerOf(untraced)).toBeUndefined();
+  });
+
+  it('when events are pending, then the backlog gauge counts the whole shared outbox and deliveries are counted by outcome', async () => {
+    const hooks = await receiver({ answer: () => 503 });
+    const metrics = createMetrics();
+    const one = replica(hooks.url, { WEBHOOK_RETRY_SCHEDULE: '30s' }, metrics.webhooks);
+
+    await inTransaction(one, [aNewPlant(), aNewPlant(), aNewPlant()]);
+    await hooks.waitFor((all) => all.length === 3);
+    await sleep(200);
+    const text = await metrics.registry.metrics();
+
+    expect(text).toMatch(/^plants_webhook_backlog_events 3$/m);
+    expect(text).toMatch(/^plants_webhook_attempts_total\{outcome="failed_status"\} 3$/m);
   });
 
   it('when the transaction rolls back, then nothing is stored or delivered', async () => {

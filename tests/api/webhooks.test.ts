@@ -285,14 +285,14 @@ describe('the new-plant webhook', () => {
 });
 
 describe('the webhook in the OpenAPI document', () => {
-  it('when a real delivery arrives, then its body and headers match the documented /plant/webhook', async () => {
+  it('when a real delivery arrives, then its body and headers (traceparent included) match the documented /plant/webhook', async () => {
     const hooks = await receiver();
     const app = await appWith(webhookEnv(hooks.url));
     const document = (await app.request.get('/openapi.json')).body;
     const ajv = new Ajv2020({ strict: false, validateFormats: false });
     ajv.addSchema(document, 'openapi.json');
 
-    await postPlant(app, '{"id": -9223372036854775808, "name": "Aloe"}');
+    await postPlant(app, '{"id": -9223372036854775808, "name": "Aloe"}', { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' });
     const [delivery] = await hooks.waitFor((all) => all.length === 1);
 
     const operation = document.webhooks['/plant/webhook'].post;
@@ -300,9 +300,20 @@ describe('the webhook in the OpenAPI document', () => {
     expect(Object.keys(operation.responses)).toEqual(['200']);
     const validateBody = ajv.getSchema('openapi.json#/components/schemas/NewPlant');
     expect(validateBody?.(JSON.parse(delivery?.body ?? ''))).toBe(true);
-    const headers = { 'webhook-id': delivery?.id, 'webhook-timestamp': delivery?.timestamp, 'webhook-signature': delivery?.signature };
+    const headers = {
+      'webhook-id': delivery?.id,
+      'webhook-timestamp': delivery?.timestamp,
+      'webhook-signature': delivery?.signature,
+      traceparent: delivery?.traceparent,
+    };
     for (const parameter of operation.parameters as { name: keyof typeof headers; schema: object }[]) {
       expect({ header: parameter.name, valid: ajv.validate(parameter.schema, headers[parameter.name]) }).toEqual({ header: parameter.name, valid: true });
     }
+    expect((operation.parameters as { name: string; required: boolean }[]).map((parameter) => [parameter.name, parameter.required])).toEqual([
+      ['webhook-id', true],
+      ['webhook-timestamp', true],
+      ['webhook-signature', true],
+      ['traceparent', false],
+    ]);
   });
 });

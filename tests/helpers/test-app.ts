@@ -69,7 +69,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   });
   const lifecycle: Lifecycle = { shuttingDown: false };
   const metrics = config.metricsPort === 0 ? undefined : createMetrics();
-  const webhooks = createSqliteWebhooks(config, db, logger);
+  const webhooks = createSqliteWebhooks(config, db, logger, metrics?.webhooks);
   const app = createApp({ config, logger, db, migrations, lifecycle, metrics, tokens: new StaticTokenStore(config), outbox: webhooks?.outbox });
   const metricsServer = metrics && (await serveMetrics(metrics.registry, { host: '127.0.0.1', port: 0 }));
   const server = http.createServer(SERVER_OPTIONS, app);

@@ -10,13 +10,15 @@ export type Delivery = {
   signature: string;
   contentType: string | undefined;
   body: string;
+  /** The W3C traceparent header, when the delivery carried one. */
+  traceparent: string | undefined;
   /** What standardwebhooks' verify said: true, or its error message. */
   verified: true | string;
   receivedAt: number;
 };
 
-/** A status, a status with headers, or 'hang' (never answer). */
-export type Answer = number | 'hang' | { status: number; headers: Record<string, string> };
+/** A status, a status with headers, 'hang' (never answer) or 'reset' (close the connection without an answer). */
+export type Answer = number | 'hang' | 'reset' | { status: number; headers: Record<string, string> };
 
 export type Receiver = {
   url: string;
@@ -58,6 +60,7 @@ export async function startReceiver(
         signature: header('webhook-signature'),
         contentType: req.headers['content-type'],
         body,
+        traceparent: typeof req.headers.traceparent === 'string' ? req.headers.traceparent : undefined,
         verified,
         receivedAt: Date.now(),
       };
@@ -65,6 +68,10 @@ export async function startReceiver(
       for (const wake of waiters) wake();
       void Promise.resolve(options.answer?.(delivery, deliveries.length - 1) ?? 200).then((answer) => {
         if (answer === 'hang') return;
+        if (answer === 'reset') {
+          req.socket.destroy();
+          return;
+        }
         if (typeof answer === 'number') res.writeHead(answer).end();
         else res.writeHead(answer.status, answer.headers).end();
       });

@@ -103,7 +103,7 @@ describe('a log destination nobody reads', () => {
     expect(statuses).toEqual(Array(1000).fill(200));
     const requestLines = parsed().filter((line) => line.msg === 'request').length;
     expect(reports().length).toBeGreaterThan(0);
-    expect(reports()).toEqual(reports().map(() => expect.objectContaining({ level: 40, dropped: expect.any(Number) })));
+    expect(reports().every((line) => line.level === 40 && typeof line.dropped === 'number' && line.dropped > 0)).toBe(true);
     // Everything is accounted for: each of the 1,001 requests was either written or counted as dropped.
     expect(accounted()).toBeGreaterThanOrEqual(1001);
     expect(requestLines).toBeLessThan(1001);

@@ -1,4 +1,6 @@
+import net from 'node:net';
 import path from 'node:path';
+import { scrape, valueOf } from '../helpers/metrics';
 import { aNewPlant } from '../helpers/plants';
 import { rawRequest } from '../helpers/raw-request';
 import { startServer, tempDataDir } from '../helpers/server-process';
@@ -125,5 +127,45 @@ describe('webhooks across restarts of the server process', () => {
     expect(first.lines.some((line) => line.msg === 'webhook attempts unfinished at the drain deadline; left pending for the next start')).toBe(true);
     expect(hooks.deliveries.map((delivery) => delivery.body)).toEqual([JSON.stringify(plant), JSON.stringify(plant)]);
     expect(hooks.deliveries[1]?.id).toBe(hooks.deliveries[0]?.id);
+  });
+
+  it('when a traced create is delivered by the built server, then the delivery carries the trace and its metrics count the attempt and the lag', async () => {
+    const hooks = await startReceiver();
+    const metricsPort = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const server = await startServer({ WEBHOOK_URLS: hooks.url, WEBHOOK_SECRET, METRICS_PORT: String(metricsPort), METRICS_HOST: '127.0.0.1' });
+    try {
+      await server.waitForLine((entry) => entry.msg === 'metrics listening');
+
+      const response = await rawRequest(server.url, {
+        headers: {
+          Authorization: `Bearer ${TOKEN}`,
+          'Content-Type': 'application/json',
+          traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+        },
+        body: JSON.stringify(aNewPlant()),
+      });
+      const [delivery] = await hooks.waitFor((all) => all.length === 1);
+      let scraped = await scrape(`http://127.0.0.1:${metricsPort}/metrics`);
+      for (let attempt = 0; attempt < 50 && valueOf(scraped, 'plants_webhook_backlog_events') !== 0; attempt += 1) {
+        await sleep(50);
+        scraped = await scrape(`http://127.0.0.1:${metricsPort}/metrics`);
+      }
+
+      expect(response.status).toBe(200);
+      expect(delivery?.traceparent).toMatch(/^00-4bf92f3577b34da6a3ce929d0e0e4736-(?!00f067aa0ba902b7)[0-9a-f]{16}-01$/);
+      expect({
+        delivered: valueOf(scraped, 'plants_webhook_attempts_total', { outcome: 'delivered' }),
+        backlog: valueOf(scraped, 'plants_webhook_backlog_events'),
+        lagCount: valueOf(scraped, 'plants_webhook_delivery_lag_seconds_count'),
+      }).toEqual({ delivered: 1, backlog: 0, lagCount: 1 });
+    } finally {
+      await server.stop();
+      await hooks.close();
+    }
   });
 });

@@ -1,0 +1,4 @@
+-- The W3C trace of the create that wrote the event, as `<32 hex trace id>-<2 hex flags>`, so each delivery sends
+-- a traceparent in the same trace; NULL when the create came without a valid traceparent (then none is sent).
+-- Adding a nullable column without a default rewrites no rows.
+ALTER TABLE webhook_outbox ADD COLUMN trace_context TEXT;

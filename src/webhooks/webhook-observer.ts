@@ -1,0 +1,21 @@
+/**
+ * What the webhook dispatcher reports about its own work, for whoever watches (src/metrics). Called on the
+ * dispatcher's path, so an implementation must be synchronous and cheap, and must never throw.
+ */
+
+/**
+ * How one attempt ended: a 2xx (`delivered`), another status (`failed_status`), no answer within
+ * WEBHOOK_TIMEOUT_MS (`timeout`), no connection (`refused`: refused, unresolvable, unreachable, connect timed
+ * out), not dialed because the subscriber just could not be reached (`skipped`), or any other network error.
+ */
+export type AttemptOutcome = 'delivered' | 'failed_status' | 'timeout' | 'refused' | 'skipped' | 'error';
+
+export type WebhookObserver = {
+  attempted(outcome: AttemptOutcome): void;
+  /** An event was delivered: seconds from its commit to the subscriber's 2xx, retries included. */
+  delivered(lagSeconds: number): void;
+  /** Given once, at wiring: how to count the events pending in the outbox, read when someone asks (a scrape). */
+  backlogFrom(count: () => Promise<number>): void;
+};
+
+export const ignoreWebhooks: WebhookObserver = { attempted: () => undefined, delivered: () => undefined, backlogFrom: () => undefined };

@@ -1,0 +1,105 @@
+import { bucketsOf, family, scrape, valueOf, type Scrape } from '../helpers/metrics';
+import { aNewPlant } from '../helpers/plants';
+import { postPlant, startTestApp, type TestApp } from '../helpers/test-app';
+import { closedPort, sleep, startReceiver, WEBHOOK_SECRET, type Receiver } from '../helpers/webhook-receiver';
+
+const LAG_BUCKETS = ['0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '30', '60', '300', '1800', '7200', '21600', '86400', '172800', '+Inf'];
+const OUTCOMES = ['delivered', 'failed_status', 'timeout', 'refused', 'skipped', 'error'];
+
+const opened: { close: () => Promise<void> }[] = [];
+afterEach(async () => {
+  for (const item of opened.splice(0).reverse()) await item.close();
+});
+async function receiver(options: Parameters<typeof startReceiver>[0] = {}): Promise<Receiver> {
+  const started = await startReceiver(options);
+  opened.push(started);
+  return started;
+}
+async function appWith(urls: string, extra: Record<string, string> = {}): Promise<TestApp> {
+  const app = await startTestApp({ METRICS_PORT: '9464', WEBHOOK_URLS: urls, WEBHOOK_SECRET, WEBHOOK_RETRY_SCHEDULE: '100ms,100ms,100ms', ...extra });
+  opened.push(app);
+  return app;
+}
+
+/** Scrapes until `ready` holds (the dispatcher counts and settles in the background), or gives the last scrape. */
+async function scrapeWhen(app: TestApp, ready: (scraped: Scrape) => boolean, timeoutMs = 8000): Promise<Scrape> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const scraped = await scrape(app.metricsUrl ?? '');
+    if (ready(scraped) || Date.now() > deadline) return scraped;
+    await sleep(50);
+  }
+}
+
+/** The attempt counters that exist, by outcome: an outcome never seen has no series. */
+function attemptsByOutcome(scraped: Scrape): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const outcome of OUTCOMES) {
+    const value = valueOf(scraped, 'plants_webhook_attempts_total', { outcome });
+    if (value !== undefined) counts[outcome] = value;
+  }
+  return counts;
+}
+
+describe('webhook metrics on the metrics listener', () => {
+  it('when one event is delivered at once and another after a 500, then attempts count by outcome, the backlog is 0 and the lag histogram holds both', async () => {
+    const hooks = await receiver({ answer: (_delivery, index) => (index === 0 ? 500 : 200) });
+    const app = await appWith(hooks.url);
+
+    expect((await postPlant(app, aNewPlant())).status).toBe(200);
+    await hooks.waitFor((all) => all.length === 2);
+    expect((await postPlant(app, aNewPlant())).status).toBe(200);
+    await hooks.waitFor((all) => all.length === 3);
+    const scraped = await scrapeWhen(
+      app,
+      (s) => valueOf(s, 'plants_webhook_backlog_events') === 0 && valueOf(s, 'plants_webhook_delivery_lag_seconds_count') === 2,
+    );
+
+    expect(attemptsByOutcome(scraped)).toEqual({ delivered: 2, failed_status: 1 });
+    expect(valueOf(scraped, 'plants_webhook_backlog_events')).toBe(0);
+    expect(family(scraped, 'plants_webhook_attempts_total').type).toBe('COUNTER');
+    expect(family(scraped, 'plants_webhook_backlog_events').type).toBe('GAUGE');
+    expect(family(scraped, 'plants_webhook_delivery_lag_seconds').type).toBe('HISTOGRAM');
+    const buckets = bucketsOf(scraped, 'plants_webhook_delivery_lag_seconds');
+    expect(buckets.map(([le]) => le)).toEqual(LAG_BUCKETS);
+    expect(buckets.at(-1)).toEqual(['+Inf', 2]);
+    // The retried event waited out its 100 ms (±20%) delay: its lag runs from the commit, not from the last attempt.
+    expect(buckets.find(([le]) => le === '0.05')?.[1]).toBeLessThanOrEqual(1);
+    const sum = valueOf(scraped, 'plants_webhook_delivery_lag_seconds_sum') ?? 0;
+    expect(sum).toBeGreaterThanOrEqual(0.08);
+    expect(sum).toBeLessThan(10);
+  });
+
+  it('when subscribers refuse, hang past the timeout or reset the connection, then each outcome is counted and the backlog holds every pending event', async () => {
+    const down = await closedPort();
+    const hanging = await receiver({ answer: () => 'hang' });
+    const resetting = await receiver({ answer: () => 'reset' });
+    const app = await appWith(`http://127.0.0.1:${down}/hooks,${hanging.url},${resetting.url}`, {
+      WEBHOOK_RETRY_SCHEDULE: '30s',
+      WEBHOOK_CONNECTIONS: '1',
+      WEBHOOK_TIMEOUT_MS: '300',
+    });
+
+    const statuses = await Promise.all(Array.from({ length: 3 }, async () => (await postPlant(app, aNewPlant())).status));
+    const scraped = await scrapeWhen(app, (s) => valueOf(s, 'plants_webhook_attempts_total', { outcome: 'timeout' }) === 3);
+
+    expect(statuses).toEqual([200, 200, 200]);
+    // The down subscriber is dialed once; the events due within the next second spend their attempt undialed.
+    expect(attemptsByOutcome(scraped)).toEqual({ refused: 1, skipped: 2, timeout: 3, error: 3 });
+    expect(valueOf(scraped, 'plants_webhook_backlog_events')).toBe(9);
+    expect(valueOf(scraped, 'plants_webhook_delivery_lag_seconds_count')).toBe(0);
+    expect(hanging.deliveries).toHaveLength(3);
+    expect(resetting.deliveries).toHaveLength(3);
+  });
+
+  it('when no webhook is configured, then the backlog reads 0 and no attempt is counted', async () => {
+    const app = await startTestApp({ METRICS_PORT: '9464' });
+    opened.push(app);
+
+    expect((await postPlant(app, aNewPlant())).status).toBe(200);
+    const scraped = await scrape(app.metricsUrl ?? '');
+
+    expect(attemptsByOutcome(scraped)).toEqual({});
+    expect(valueOf(scraped, 'plants_webhook_backlog_events')).toBe(0);
+  });
+});

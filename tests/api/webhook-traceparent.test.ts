@@ -1,0 +1,109 @@
+import { aNewPlant } from '../helpers/plants';
+import { postPlant, startTestApp, type TestApp } from '../helpers/test-app';
+import { closedPort, sleep, startReceiver, WEBHOOK_SECRET, type Receiver } from '../helpers/webhook-receiver';
+
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+const PARENT_ID = '00f067aa0ba902b7';
+// W3C Trace Context level 1, version 00: exactly four lower-case hex fields.
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+const opened: { close: () => Promise<void> }[] = [];
+afterEach(async () => {
+  for (const item of opened.splice(0).reverse()) await item.close();
+});
+async function receiver(options: Parameters<typeof startReceiver>[0] = {}): Promise<Receiver> {
+  const started = await startReceiver(options);
+  opened.push(started);
+  return started;
+}
+async function appWith(url: string, extra: Record<string, string> = {}): Promise<TestApp> {
+  const app = await startTestApp({ WEBHOOK_URLS: url, WEBHOOK_SECRET, WEBHOOK_RETRY_SCHEDULE: '100ms,100ms,100ms', ...extra });
+  opened.push(app);
+  return app;
+}
+
+const fieldsOf = (header: string | undefined) => {
+  const match = TRACEPARENT.exec(header ?? '');
+  return match === null ? undefined : { traceId: match[1], spanId: match[2], flags: match[3] };
+};
+const storedTrace = (app: TestApp, plantId: unknown) =>
+  app.inspect().prepare('SELECT trace_context FROM webhook_outbox WHERE plant_id = ?').pluck().all(plantId);
+
+describe('W3C traceparent on webhook deliveries', () => {
+  it('when the create came with a valid traceparent, then every attempt carries its trace id with a new span id of its own', async () => {
+    const hooks = await receiver({ answer: (_delivery, index) => (index === 0 ? 500 : 200) });
+    const app = await appWith(hooks.url);
+    const plant = aNewPlant();
+
+    const response = await postPlant(app, plant, { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` });
+    const [first, second] = await hooks.waitFor((all) => all.length === 2);
+
+    expect(response.status).toBe(200);
+    expect([fieldsOf(first?.traceparent), fieldsOf(second?.traceparent)]).toEqual([
+      { traceId: TRACE_ID, spanId: expect.not.stringMatching(`^(${PARENT_ID}|0{16})$`), flags: '01' },
+      { traceId: TRACE_ID, spanId: expect.not.stringMatching(`^(${PARENT_ID}|0{16})$`), flags: '01' },
+    ]);
+    expect(fieldsOf(second?.traceparent)?.spanId).not.toBe(fieldsOf(first?.traceparent)?.spanId);
+    expect([first?.verified, second?.verified]).toEqual([true, true]);
+    expect(storedTrace(app, plant.id)).toEqual([`${TRACE_ID}-01`]);
+  });
+
+  it('when the traceparent is of a later version with more fields, then the delivery sends version 00 with the same trace id and flags', async () => {
+    const hooks = await receiver();
+    const app = await appWith(hooks.url);
+
+    await postPlant(app, aNewPlant(), { traceparent: `01-${TRACE_ID}-${PARENT_ID}-00-what-comes-next` });
+    const [delivery] = await hooks.waitFor((all) => all.length === 1);
+
+    expect(fieldsOf(delivery?.traceparent)).toEqual({ traceId: TRACE_ID, spanId: expect.any(String), flags: '00' });
+  });
+
+  it('when the receiver is down at the create, then the delivery after it comes up still carries the trace (it is stored with the event)', async () => {
+    const port = await closedPort();
+    const app = await appWith(`http://127.0.0.1:${port}/hooks`, { WEBHOOK_RETRY_SCHEDULE: '300ms,300ms,300ms,300ms,300ms' });
+
+    await postPlant(app, aNewPlant(), { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` });
+    await sleep(150);
+    const hooks = await receiver({ port });
+    const [delivery] = await hooks.waitFor((all) => all.length === 1);
+
+    expect(fieldsOf(delivery?.traceparent)).toMatchObject({ traceId: TRACE_ID, flags: '01' });
+  });
+
+  it.each([
+    ['no traceparent', {}],
+    ['a malformed traceparent', { traceparent: `00-${TRACE_ID.toUpperCase()}-${PARENT_ID}-01` }],
+    ['an all-zero trace id', { traceparent: `00-${'0'.repeat(32)}-${PARENT_ID}-01` }],
+  ])('when the create came with %s, then the delivery carries no traceparent', async (_case, headers: Record<string, string>) => {
+    const hooks = await receiver();
+    const app = await appWith(hooks.url);
+    const plant = aNewPlant();
+
+    const response = await postPlant(app, plant, headers);
+    const [delivery] = await hooks.waitFor((all) => all.length === 1);
+
+    expect(response.status).toBe(200);
+    expect(delivery).toMatchObject({ verified: true, body: JSON.stringify(plant) });
+    expect(delivery?.traceparent).toBeUndefined();
+    expect(storedTrace(app, plant.id)).toEqual([null]);
+  });
+
+  it('when creates with different traces arrive together, then each delivery carries its own create\'s trace', async () => {
+    const hooks = await receiver();
+    const app = await appWith(hooks.url);
+    const traced = aNewPlant();
+    const other = aNewPlant();
+    const untraced = aNewPlant();
+    const otherTrace = 'a'.repeat(32);
+
+    await Promise.all([
+      postPlant(app, traced, { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` }),
+      postPlant(app, other, { traceparent: `00-${otherTrace}-${PARENT_ID}-01` }),
+      postPlant(app, untraced),
+    ]);
+    const deliveries = await hooks.waitFor((all) => all.length === 3);
+
+    const traceOf = (plant: Record<string, unknown>) => fieldsOf(deliveries.find((delivery) => delivery.body === JSON.stringify(plant))?.traceparent)?.traceId;
+    expect([traceOf(traced), traceOf(other), traceOf(untraced)]).toEqual([TRACE_ID, otherTrace, undefined]);
+  });
+});
