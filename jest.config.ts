@@ -1,14 +1,25 @@
 import type { Config } from 'jest';
 
-const config: Config = {
+const project = {
   testEnvironment: 'node',
   roots: ['<rootDir>/tests'],
   testMatch: ['**/*.test.ts'],
   // Type checking is `npm run typecheck`'s job; here each file is only transpiled (isolatedModules in tsconfig).
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
+} satisfies Config;
+
+const config: Config = {
   // Process tests run the compiled server, so the build happens once before any suite.
   globalSetup: '<rootDir>/tests/helpers/global-setup.ts',
   testTimeout: 30_000,
+  projects: [
+    { ...project, displayName: 'sqlite' },
+    // The HTTP suite again, every app on a PostgreSQL database of its own (tests/helpers/test-app.ts), when a
+    // server is named; without one, global-setup prints the line saying which variable enables it.
+    ...(process.env.TEST_DATABASE_URL
+      ? [{ ...project, displayName: 'postgres', testMatch: ['<rootDir>/tests/api/**/*.test.ts'], setupFiles: ['<rootDir>/tests/helpers/store-postgres.ts'] }]
+      : []),
+  ],
 };
 
 export default config;

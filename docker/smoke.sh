@@ -96,7 +96,7 @@ podman run --rm --entrypoint sh -e DEV_DEPS="$dev_deps" "$IMAGE" -c '
   found=$(find / -xdev \( -name "*.ts" ! -name "*.d.ts" -o -name ".env" -o -name "*.test.*" -o -name tests \) \
     ! -path "/proc/*" ! -path "/usr/local/lib/node_modules/npm/*" ! -path "/app/node_modules/*" 2>/dev/null || true)
   if [ -n "$found" ]; then echo "found in the image: $found"; exit 1; fi
-  test -d /app/dist && test -f /app/migrations/001-create-plants.sql
+  test -d /app/dist && test -f /app/migrations/sqlite/001-create-plants.sql && test -f /app/migrations/postgres/001-create-plants.sql
 ' || fail "the image holds files it should not (or lacks dist/ or migrations/)"
 echo "no dev dependencies, TypeScript sources, .env or tests"
 

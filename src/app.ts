@@ -1,8 +1,7 @@
 import cors from 'cors';
 import express, { type Express } from 'express';
 import type { Config } from './config';
-import type { Db } from './db/database';
-import type { Migration } from './db/migrate';
+import type { Readiness } from './db/store';
 import { bearerAuth, createCredentialReader } from './http/auth.middleware';
 import { errorMiddleware } from './http/error.middleware';
 import { allowedMethods, methodNotAllowed, notFound } from './http/fallback.handlers';
@@ -16,22 +15,23 @@ import { securityHeaders } from './http/security-headers';
 import type { Logger } from './logger';
 import { buildOpenApiDocument } from './openapi';
 import { PlantController } from './plants/plant.controller';
-import { SqlitePlantRepository } from './plants/plant.repository.sqlite';
+import type { PlantRepository } from './plants/plant.repository';
 import { plantRoutes } from './plants/plant.routes';
 import { PlantService } from './plants/plant.service';
 
 export type AppDeps = {
   config: Config;
   logger: Logger;
-  db: Db;
-  migrations: readonly Migration[];
+  /** The store, whichever dialect: built by createStore (src/db/store.ts). */
+  plants: PlantRepository;
+  readiness: Readiness;
   lifecycle: Lifecycle;
 };
 
 const PLANTS_ALLOW = 'POST, OPTIONS';
 
 /** Builds the whole HTTP app from its dependencies; reads no environment and listens on nothing. */
-export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps): Express {
+export function createApp({ config, logger, plants, readiness, lifecycle }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -51,7 +51,7 @@ export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps
       }),
     );
   }
-  healthRoutes(app, { db, migrations, lifecycle });
+  healthRoutes(app, { readiness, lifecycle });
   const openApiDocument = buildOpenApiDocument();
   app.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument);
@@ -64,7 +64,7 @@ export function createApp({ config, logger, db, migrations, lifecycle }: AppDeps
   if (config.rateLimitPerMinute > 0) app.use(rateLimitPerMinute(config.rateLimitPerMinute, readCredentials));
   app.use(bearerAuth(readCredentials));
 
-  const controller = new PlantController(new PlantService(new SqlitePlantRepository(db, logger)));
+  const controller = new PlantController(new PlantService(plants));
   plantRoutes(app, controller, jsonBody(config.bodyLimitBytes), methodNotAllowed(PLANTS_ALLOW));
 
   app.use(notFound);

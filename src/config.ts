@@ -30,10 +30,17 @@ const byteSize = z
   })
   .pipe(z.number().int().min(1).max(64 * 1024 * 1024));
 
+export type DatabaseTarget = { dialect: 'sqlite'; path: string } | { dialect: 'postgres'; url: string };
+
 const databaseUrl = z
   .string()
-  .regex(/^file:.+/, 'must be file:<path> naming a SQLite file (e.g. file:./data/plants.db)')
-  .transform((value) => path.resolve(value.slice('file:'.length)));
+  .regex(
+    /^(file:.+|postgres(ql)?:\/\/.+)/,
+    'must be file:<path> naming a SQLite file (e.g. file:./data/plants.db) or postgres://user@host:5432/database',
+  )
+  .transform((value): DatabaseTarget =>
+    value.startsWith('file:') ? { dialect: 'sqlite', path: path.resolve(value.slice('file:'.length)) } : { dialect: 'postgres', url: value },
+  );
 
 const origins = list.pipe(
   z.array(
@@ -79,6 +86,9 @@ const envSchema = z.object({
   HOST: z.string().prefault('127.0.0.1'),
   DATABASE_URL: databaseUrl.prefault('file:./data/plants.db'),
   DATABASE_BUSY_TIMEOUT_MS: integer(0, 60_000).prefault('2000'),
+  DATABASE_POOL_SIZE: integer(1, 1000).prefault('10'),
+  DATABASE_STATEMENT_TIMEOUT_MS: integer(100, 600_000).prefault('5000'),
+  DATABASE_CONNECT_TIMEOUT_MS: integer(100, 600_000).prefault('2000'),
   AUTH_TOKENS: list.optional(),
   AUTH_TOKENS_FILE: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).prefault('info'),
@@ -102,8 +112,11 @@ export type Config = Readonly<{
   nodeEnv: 'development' | 'production' | 'test';
   port: number;
   host: string;
-  databasePath: string;
+  database: DatabaseTarget;
   databaseBusyTimeoutMs: number;
+  databasePoolSize: number;
+  databaseStatementTimeoutMs: number;
+  databaseConnectTimeoutMs: number;
   authTokens: readonly string[];
   tokenSource: TokenSource;
   logLevel: string;
@@ -179,12 +192,19 @@ export function loadConfig(
     throw new ConfigError(`invalid configuration:\n${z.prettifyError(parsed.error)}`);
   }
   const env = parsed.data;
+  // A request waits for a connection, then for its statement, and must be answered within the statement timeout.
+  if (env.DATABASE_CONNECT_TIMEOUT_MS >= env.DATABASE_STATEMENT_TIMEOUT_MS) {
+    throw new ConfigError('DATABASE_CONNECT_TIMEOUT_MS must be less than DATABASE_STATEMENT_TIMEOUT_MS');
+  }
   return Object.freeze({
     nodeEnv: env.NODE_ENV,
     port: env.PORT,
     host: env.HOST,
-    databasePath: env.DATABASE_URL,
+    database: env.DATABASE_URL,
     databaseBusyTimeoutMs: env.DATABASE_BUSY_TIMEOUT_MS,
+    databasePoolSize: env.DATABASE_POOL_SIZE,
+    databaseStatementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
+    databaseConnectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
     ...resolveTokens(env, generate),
     logLevel: env.LOG_LEVEL,
     bodyLimitBytes: env.BODY_LIMIT,

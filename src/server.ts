@@ -2,8 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { ConfigError, loadConfig, type Config } from './config';
-import { openDatabase } from './db/database';
-import { loadMigrations, migrate } from './db/migrate';
+import { createStore } from './db/store';
 import type { Lifecycle } from './http/lifecycle';
 import { createLogger, type Logger } from './logger';
 
@@ -12,7 +11,7 @@ function exit(logger: Logger, code: number): never {
   process.exit(code);
 }
 
-function start(config: Config, logger: Logger): void {
+async function start(config: Config, logger: Logger): Promise<void> {
   process.on('uncaughtException', (err) => {
     logger.fatal({ err }, 'uncaught exception; exiting so the container restarts a clean process');
     exit(logger, 1);
@@ -29,13 +28,11 @@ function start(config: Config, logger: Logger): void {
     );
   }
 
-  const db = openDatabase(config.databasePath, { busyTimeoutMs: config.databaseBusyTimeoutMs });
-  const migrations = loadMigrations();
-  const applied = migrate(db, migrations);
-  logger.info({ database: config.databasePath, applied }, 'database ready');
+  const store = createStore(config, logger);
+  await store.open();
 
   const lifecycle: Lifecycle = { shuttingDown: false };
-  const app = createApp({ config, logger, db, migrations, lifecycle });
+  const app = createApp({ config, logger, plants: store.plants, readiness: store.readiness, lifecycle });
   const server = http.createServer(
     {
       // Against slow clients: whole headers within headersTimeout, the whole request within requestTimeout.
@@ -62,6 +59,7 @@ function start(config: Config, logger: Logger): void {
   server.listen({ port: config.port, host: config.host, backlog: 4096 }, () => {
     const { address, port } = server.address() as AddressInfo;
     logger.info({ address, port }, 'listening');
+    store.start();
   });
 
   const shutdown = (signal: NodeJS.Signals) => {
@@ -74,9 +72,14 @@ function start(config: Config, logger: Logger): void {
     const finish = (code: number) => {
       clearInterval(closeIdle);
       clearTimeout(deadline);
-      db.close();
-      logger.info({ code }, 'stopped');
-      exit(logger, code);
+      const stopped = () => {
+        logger.info({ code }, 'stopped');
+        exit(logger, code);
+      };
+      store.close().then(stopped, (err: unknown) => {
+        logger.warn({ err }, 'closing the store failed');
+        stopped();
+      });
     };
     const deadline = setTimeout(() => {
       logger.warn('drain timed out; closing the connections still open');
@@ -100,12 +103,10 @@ function main(): void {
     process.exit(1);
   }
   const logger = createLogger(config);
-  try {
-    start(config, logger);
-  } catch (err) {
+  start(config, logger).catch((err: unknown) => {
     logger.fatal({ err }, `cannot start: ${(err as Error).message}`);
     exit(logger, 1);
-  }
+  });
 }
 
 main();

@@ -1,23 +1,14 @@
-import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Db } from './database';
+import { allApplied, loadDialectMigrations, MIGRATIONS_ROOT, pendingMigrations, type Migration } from './migrations';
 
-export type Migration = Readonly<{ name: string; sql: string; checksum: string }>;
+export { MigrationError, type Migration } from './migrations';
 
-export const MIGRATIONS_DIR = path.resolve(__dirname, '..', '..', 'migrations');
+export const MIGRATIONS_DIR = path.join(MIGRATIONS_ROOT, 'sqlite');
 
-export class MigrationError extends Error {}
-
-/** Reads migrations/NNN-*.sql, sorted by name: the number prefix sets the order. */
+/** Reads migrations/sqlite/NNN-*.sql, sorted by name: the number prefix sets the order. */
 export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
-  return readdirSync(dir)
-    .filter((file) => /^\d+-[\w-]+\.sql$/.test(file))
-    .sort()
-    .map((name) => {
-      const sql = readFileSync(path.join(dir, name), 'utf8');
-      return { name, sql, checksum: createHash('sha256').update(sql).digest('hex') };
-    });
+  return loadDialectMigrations(dir);
 }
 
 function appliedChecksums(db: Db): Map<string, string> {
@@ -32,18 +23,8 @@ export function migrate(db: Db, migrations: readonly Migration[]): string[] {
     checksum TEXT NOT NULL,
     applied_at TEXT NOT NULL
   ) STRICT`);
-  const applied = appliedChecksums(db);
-  for (const migration of migrations) {
-    const checksum = applied.get(migration.name);
-    if (checksum !== undefined && checksum !== migration.checksum) {
-      throw new MigrationError(
-        `migration ${migration.name} was edited after it was applied (checksum ${checksum.slice(0, 12)}… in the database, ` +
-          `${migration.checksum.slice(0, 12)}… on disk); restore the file and add a new migration instead`,
-      );
-    }
-  }
+  const pending = pendingMigrations(migrations, appliedChecksums(db));
   const record = db.prepare('INSERT INTO schema_migrations (name, checksum, applied_at) VALUES (?, ?, ?)');
-  const pending = migrations.filter((migration) => !applied.has(migration.name));
   for (const migration of pending) {
     db.transaction(() => {
       db.exec(migration.sql);
@@ -55,6 +36,5 @@ export function migrate(db: Db, migrations: readonly Migration[]): string[] {
 
 /** True when every known migration is recorded as applied; a cheap read for /readyz (throws if the store is unreachable). */
 export function isMigrated(db: Db, migrations: readonly Migration[]): boolean {
-  const applied = appliedChecksums(db);
-  return migrations.every((migration) => applied.get(migration.name) === migration.checksum);
+  return allApplied(migrations, appliedChecksums(db));
 }

@@ -9,23 +9,36 @@ import { createApp } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { openDatabase, type Db } from '../../src/db/database';
 import { loadMigrations, migrate } from '../../src/db/migrate';
+import { createStore, sqliteParts, type Store } from '../../src/db/store';
 import type { Lifecycle } from '../../src/http/lifecycle';
 import { createLogger } from '../../src/logger';
+import { adminUrl, createTestDatabase, plantRows } from './postgres';
 
 export const TOKEN = 'test-token-0123456789abcdefghijklmnopqrstuvwxyz';
 export const OTHER_TOKEN = 'other-token-0123456789abcdefghijklmnopqrstuvwxyz';
 
 export type LogLine = Record<string, unknown> & { level: number; msg: string };
 
+export type StoreKind = 'sqlite' | 'postgres';
+
+/**
+ * The store startTestApp uses when a test does not name one: SQLite, or PostgreSQL under TEST_STORE=postgres
+ * (jest.config.ts runs tests/api that way as its second project when TEST_DATABASE_URL is set).
+ */
+export const defaultStore = (): StoreKind => (process.env.TEST_STORE === 'postgres' ? 'postgres' : 'sqlite');
+
 export type TestApp = {
   request: supertest.Agent;
   url: string;
+  store: StoreKind;
+  /** The SQLite file, or the PostgreSQL database's URL. */
   dbPath: string;
   logs: LogLine[];
   rawLogs: string[];
   lifecycle: Lifecycle;
+  /** The SQLite connection the app uses (SQLite only). */
   db: Db;
-  /** A second, independent connection to the same file: what is really on disk. */
+  /** A second, independent connection to the same file: what is really on disk (SQLite only). */
   inspect: () => Database.Database;
   close: () => Promise<void>;
 };
@@ -34,7 +47,11 @@ export type TestApp = {
  * The production app over a real SQLite file in a temp directory, migrated as at start, listening on an
  * ephemeral 127.0.0.1 port, with its log lines captured. `env` is the environment the config is parsed from.
  */
-export async function startTestApp(env: Record<string, string> = {}, options: { readonly?: boolean } = {}): Promise<TestApp> {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  options: { readonly?: boolean; store?: StoreKind } = {},
+): Promise<TestApp> {
+  if ((options.store ?? defaultStore()) === 'postgres') return startPostgresTestApp(env);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'plants-test-'));
   const dbPath = path.join(dir, 'plants.db');
   // Rate limiting and load shedding are off unless a test turns them on: the tests share this event loop with
@@ -61,7 +78,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
     },
   });
   const lifecycle: Lifecycle = { shuttingDown: false };
-  const app = createApp({ config, logger, db, migrations, lifecycle });
+  const app = createApp({ config, logger, ...sqliteParts(db, migrations, logger), lifecycle });
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -70,6 +87,7 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   return {
     request: supertest.agent(url),
     url,
+    store: 'sqlite',
     dbPath,
     logs,
     rawLogs,
@@ -91,6 +109,68 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
   };
 }
 
+function captureLogs(logLevel: string) {
+  const rawLogs: string[] = [];
+  const logs: LogLine[] = [];
+  const logger = createLogger({ logLevel }, {
+    write(line: string) {
+      rawLogs.push(line);
+      logs.push(JSON.parse(line) as LogLine);
+    },
+  });
+  return { rawLogs, logs, logger };
+}
+
+/** The same app on a fresh PostgreSQL database of its own (TEST_DATABASE_URL names the server), dropped by close(). */
+async function startPostgresTestApp(env: Record<string, string>): Promise<TestApp> {
+  const server = adminUrl();
+  if (server === undefined) throw new Error('a PostgreSQL test app needs TEST_DATABASE_URL');
+  const database = await createTestDatabase(server);
+  const config = loadConfig({
+    AUTH_TOKENS: `${TOKEN},${OTHER_TOKEN}`,
+    RATE_LIMIT_PER_MINUTE: '0',
+    LOAD_SHED_LAG_MS: '0',
+    ...env,
+    DATABASE_URL: database.url,
+  });
+  const { rawLogs, logs, logger } = captureLogs(config.logLevel);
+  let store: Store;
+  try {
+    store = createStore(config, logger);
+    await store.open();
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
+  const lifecycle: Lifecycle = { shuttingDown: false };
+  const app = createApp({ config, logger, plants: store.plants, readiness: store.readiness, lifecycle });
+  const server_ = http.createServer(app);
+  await new Promise<void>((resolve) => server_.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server_.address() as AddressInfo).port}`;
+  const sqliteOnly = (what: string) => () => {
+    throw new Error(`${what} is the SQLite connection; this app runs on PostgreSQL (use storedRows)`);
+  };
+  return {
+    request: supertest.agent(url),
+    url,
+    store: 'postgres',
+    dbPath: database.url,
+    logs,
+    rawLogs,
+    lifecycle,
+    get db(): Db {
+      return sqliteOnly('app.db')();
+    },
+    inspect: sqliteOnly('app.inspect()'),
+    close: async () => {
+      server_.closeAllConnections();
+      await new Promise<void>((resolve) => server_.close(() => resolve()));
+      await store.close();
+      await database.drop();
+    },
+  };
+}
+
 export const bearer = (token: string = TOKEN) => ({ Authorization: `Bearer ${token}` });
 
 /** POSTs a JSON body (or a raw string sent as is) to /plants with the test token. */
@@ -103,5 +183,14 @@ export function postPlant(app: TestApp, body: unknown, headers: Record<string, s
 }
 
 export function storedRows(app: TestApp): { id: bigint; name: string; tag: string | null }[] {
+  if (app.store === 'postgres') return plantRows(app.dbPath);
   return app.inspect().prepare('SELECT id, name, tag FROM plants ORDER BY id').all() as { id: bigint; name: string; tag: string | null }[];
+}
+
+/** The row stored under one id, read on a connection of its own, or undefined. */
+export function storedPlant(app: TestApp, id: bigint | number): { id: bigint; name: string; tag: string | null } | undefined {
+  if (app.store === 'postgres') return plantRows(app.dbPath, `id = ${BigInt(id)}`)[0];
+  return app.inspect().prepare('SELECT id, name, tag FROM plants WHERE id = ?').get(BigInt(id)) as
+    | { id: bigint; name: string; tag: string | null }
+    | undefined;
 }

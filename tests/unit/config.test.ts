@@ -23,8 +23,11 @@ describe('loadConfig', () => {
       nodeEnv: 'development',
       port: 3000,
       host: '127.0.0.1',
-      databasePath: path.resolve('data/plants.db'),
+      database: { dialect: 'sqlite', path: path.resolve('data/plants.db') },
       databaseBusyTimeoutMs: 2000,
+      databasePoolSize: 10,
+      databaseStatementTimeoutMs: 5000,
+      databaseConnectTimeoutMs: 2000,
       authTokens: ['generated-token'],
       tokenSource: 'generated',
       logLevel: 'info',
@@ -57,7 +60,7 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({
       port: 8080,
       host: '0.0.0.0',
-      databasePath: '/var/lib/plants/p.db',
+      database: { dialect: 'sqlite', path: '/var/lib/plants/p.db' },
       authTokens: [TOKEN, 'b'.repeat(40)],
       tokenSource: 'AUTH_TOKENS',
       bodyLimitBytes: 1024 * 1024,
@@ -66,6 +69,14 @@ describe('loadConfig', () => {
       rateLimitPerMinute: 0,
       logLevel: 'warn',
     });
+  });
+
+  it.each([
+    ['postgres://plants@db:5432/plants', { dialect: 'postgres', url: 'postgres://plants@db:5432/plants' }],
+    ['postgresql://db/plants', { dialect: 'postgres', url: 'postgresql://db/plants' }],
+    ['file:/srv/p.db', { dialect: 'sqlite', path: '/srv/p.db' }],
+  ])('when DATABASE_URL is %s, then the store is %p', (value, expected) => {
+    expect(loadConfig({ DATABASE_URL: value }, generate).database).toEqual(expected);
   });
 
   it.each([
@@ -81,7 +92,10 @@ describe('loadConfig', () => {
     [{ PORT: 'abc' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
     [{ PORT: '' + '-1' }, 'PORT'],
-    [{ DATABASE_URL: 'postgres://db/plants' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'mysql://db/plants' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'postgres:/db' }, 'DATABASE_URL'],
+    [{ DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE'],
+    [{ DATABASE_STATEMENT_TIMEOUT_MS: '1000', DATABASE_CONNECT_TIMEOUT_MS: '1000' }, 'DATABASE_CONNECT_TIMEOUT_MS'],
     [{ BODY_LIMIT: 'lots' }, 'BODY_LIMIT'],
     [{ CORS_ORIGINS: 'https://app.example.com/' }, 'CORS_ORIGINS'],
     [{ CORS_ORIGINS: '*' }, 'CORS_ORIGINS'],
