@@ -13,7 +13,7 @@ const config: Config = {
   globalSetup: '<rootDir>/tests/helpers/global-setup.ts',
   testTimeout: 30_000,
   projects: [
-    { ...project, displayName: 'sqlite' },
+    { ...project, displayName: 'all' },
     // The HTTP suite again, every app on a PostgreSQL database of its own (tests/helpers/test-app.ts), when a
     // server is named; without one, global-setup prints the line saying which variable enables it.
     ...(process.env.TEST_DATABASE_URL
