@@ -1,5 +1,6 @@
 import cors from 'cors';
 import express, { type Express } from 'express';
+import type { Store } from 'express-rate-limit';
 import type { Config } from './config';
 import type { Readiness } from './db/store';
 import { bearerAuth, createCredentialReader } from './http/auth.middleware';
@@ -26,12 +27,14 @@ export type AppDeps = {
   plants: PlantRepository;
   readiness: Readiness;
   lifecycle: Lifecycle;
+  /** Rate-limit counters shared by the replicas (REDIS_URL); absent, each process counts its own. */
+  rateLimitStore?: Store;
 };
 
 const PLANTS_ALLOW = 'POST, OPTIONS';
 
 /** Builds the whole HTTP app from its dependencies; reads no environment and listens on nothing. */
-export function createApp({ config, logger, plants, readiness, lifecycle }: AppDeps): Express {
+export function createApp({ config, logger, plants, readiness, lifecycle, rateLimitStore }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -61,7 +64,7 @@ export function createApp({ config, logger, plants, readiness, lifecycle }: AppD
   // Health checks stay answerable under overload; everything after this line may be shed.
   if (config.loadShedLagMs > 0) app.use(loadShedding(config.loadShedLagMs));
   const readCredentials = createCredentialReader(config.authTokens);
-  if (config.rateLimitPerMinute > 0) app.use(rateLimitPerMinute(config.rateLimitPerMinute, readCredentials));
+  if (config.rateLimitPerMinute > 0) app.use(rateLimitPerMinute(config.rateLimitPerMinute, readCredentials, rateLimitStore));
   app.use(bearerAuth(readCredentials));
 
   const controller = new PlantController(new PlantService(plants));

@@ -42,6 +42,8 @@ const databaseUrl = z
     value.startsWith('file:') ? { dialect: 'sqlite', path: path.resolve(value.slice('file:'.length)) } : { dialect: 'postgres', url: value },
   );
 
+const redisUrl = z.string().regex(/^rediss?:\/\/.+/, 'must be redis://host:6379 (or rediss:// for TLS)');
+
 const origins = list.pipe(
   z.array(
     z.string().refine((origin) => {
@@ -96,6 +98,8 @@ const envSchema = z.object({
   CORS_ORIGINS: origins.prefault(''),
   TRUST_PROXY: trustProxy.prefault('false'),
   RATE_LIMIT_PER_MINUTE: integer(0, 1_000_000).prefault('1200'),
+  REDIS_URL: redisUrl.optional(),
+  REDIS_KEY_PREFIX: z.string().prefault('plant-store:rate-limit:'),
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).prefault('10000'),
   LOAD_SHED_LAG_MS: integer(0, 60_000).prefault('100'),
   HEADERS_TIMEOUT_MS: integer(1000, 600_000).prefault('10000'),
@@ -124,6 +128,8 @@ export type Config = Readonly<{
   corsOrigins: readonly string[];
   trustProxy: false | number | readonly string[];
   rateLimitPerMinute: number;
+  redisUrl: string | undefined;
+  redisKeyPrefix: string;
   shutdownTimeoutMs: number;
   loadShedLagMs: number;
   headersTimeoutMs: number;
@@ -211,6 +217,8 @@ export function loadConfig(
     corsOrigins: env.CORS_ORIGINS,
     trustProxy: env.TRUST_PROXY,
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
+    redisUrl: env.REDIS_URL,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     loadShedLagMs: env.LOAD_SHED_LAG_MS,
     headersTimeoutMs: env.HEADERS_TIMEOUT_MS,

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { ConfigError, loadConfig, type Config } from './config';
 import { createStore } from './db/store';
+import { createSharedRateLimit } from './http/rate-limit.redis';
 import type { Lifecycle } from './http/lifecycle';
 import { createLogger, type Logger } from './logger';
 
@@ -31,8 +32,10 @@ async function start(config: Config, logger: Logger): Promise<void> {
   const store = createStore(config, logger);
   await store.open();
 
+  const shared = config.redisUrl === undefined ? undefined : createSharedRateLimit(config.redisUrl, config.redisKeyPrefix, logger);
+
   const lifecycle: Lifecycle = { shuttingDown: false };
-  const app = createApp({ config, logger, plants: store.plants, readiness: store.readiness, lifecycle });
+  const app = createApp({ config, logger, plants: store.plants, readiness: store.readiness, lifecycle, rateLimitStore: shared?.store });
   const server = http.createServer(
     {
       // Against slow clients: whole headers within headersTimeout, the whole request within requestTimeout.
@@ -76,8 +79,8 @@ async function start(config: Config, logger: Logger): Promise<void> {
         logger.info({ code }, 'stopped');
         exit(logger, code);
       };
-      store.close().then(stopped, (err: unknown) => {
-        logger.warn({ err }, 'closing the store failed');
+      Promise.all([store.close(), shared?.close()]).then(stopped, (err: unknown) => {
+        logger.warn({ err }, 'closing the store or Redis failed');
         stopped();
       });
     };

@@ -17,7 +17,7 @@ export type Readiness = () => Promise<boolean>;
 export type Store = {
   plants: PlantRepository;
   readiness: Readiness;
-  /** Migrates; for PostgreSQL an unreachable server is logged and left to start(), anything else throws. */
+  /** PostgreSQL: migrates, and an unreachable server is logged and left to start(); SQLite has migrated in createStore. */
   open: () => Promise<void>;
   start: () => void;
   close: () => Promise<void>;
@@ -47,13 +47,12 @@ export function createStore(config: Config, logger: Logger): Store {
   }
   const db = openDatabase(target.path, { busyTimeoutMs: config.databaseBusyTimeoutMs });
   const migrations = loadMigrations();
+  // Before the repository: it prepares its statements against the migrated schema.
+  const applied = migrate(db, migrations);
+  logger.info({ database: target.path, applied }, 'database ready');
   return {
     ...sqliteParts(db, migrations, logger),
-    open: () => {
-      const applied = migrate(db, migrations);
-      logger.info({ database: target.path, applied }, 'database ready');
-      return Promise.resolve();
-    },
+    open: () => Promise.resolve(),
     start: () => undefined,
     close: () => {
       db.close();
