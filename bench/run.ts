@@ -8,10 +8,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { createSection } from './create.section';
 import { ROOT, work, type SectionResult } from './lib';
+import { postgresSection } from './postgres.section';
 
 // Add a section here: its name (for BENCH_ONLY) and the function that measures it.
 const SECTIONS: Record<string, () => Promise<SectionResult>> = {
   create: createSection,
+  postgres: postgresSection,
 };
 
 async function main(): Promise<void> {
