@@ -26,11 +26,20 @@ async function freePort(): Promise<number> {
  * service, in the foreground as one process (no daemon, no workers) with its files in a temp directory.
  */
 export async function startNginx(upstreamPort: number): Promise<{ url: string; stop: () => Promise<void> }> {
+  return runNginx('nginx.conf', (site) => site.replace('server plants:3000;', `server 127.0.0.1:${upstreamPort};`));
+}
+
+/** docker/nginx.replicas.conf, its two upstreams pointed at two local replicas. */
+export async function startNginxReplicas(upstreamPorts: [number, number]): Promise<{ url: string; stop: () => Promise<void> }> {
+  return runNginx('nginx.replicas.conf', (site) =>
+    site.replace('server plants-1:3000', `server 127.0.0.1:${upstreamPorts[0]}`).replace('server plants-2:3000', `server 127.0.0.1:${upstreamPorts[1]}`),
+  );
+}
+
+async function runNginx(file: string, pointUpstream: (site: string) => string): Promise<{ url: string; stop: () => Promise<void> }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'plants-nginx-'));
   const port = await freePort();
-  const site = readFileSync(path.resolve(__dirname, '..', '..', 'docker', 'nginx.conf'), 'utf8')
-    .replace('server plants:3000;', `server 127.0.0.1:${upstreamPort};`)
-    .replace('listen 8080;', `listen 127.0.0.1:${port};`);
+  const site = pointUpstream(readFileSync(path.resolve(__dirname, '..', '..', 'docker', file), 'utf8')).replace('listen 8080;', `listen 127.0.0.1:${port};`);
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `${kind}_temp_path ${dir}/${kind};`).join('\n  ');
   const conf = path.join(dir, 'nginx.conf');
   writeFileSync(
