@@ -2,7 +2,7 @@ import type { PgPool } from '../db/postgres';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
 import type { InsertOutcome, PlantRepository } from './plant.repository';
-import type { NewPlant, Plant } from './plant.schemas';
+import { INT64_MAX, INT64_MIN, type NewPlant, type Plant } from './plant.schemas';
 
 /** The same shape as StoredPlant in plant.repository.ts on the read/delete branch. */
 type StoredPlant = { id: bigint; name: string; tag?: string };
@@ -75,11 +75,18 @@ export class PostgresPlantRepository implements PlantRepository {
 
   /** Ascending id, ids greater than `after` when given, only `tag` when given, at most `limit` rows. */
   async list(query: { limit: number; after?: bigint; tag?: string }): Promise<StoredPlant[]> {
-    const { rows } = await this.query<Row>(
-      'plants_list',
-      'SELECT id, name, tag FROM plants WHERE ($1::bigint IS NULL OR id > $1) AND ($2::text IS NULL OR tag = $2) ORDER BY id LIMIT $3',
-      [query.after ?? null, query.tag ?? null, query.limit],
-    );
+    // One statement per shape, not `($1 IS NULL OR id > $1)`: a prepared statement's generic plan could not
+    // start its index scan at the cursor, and a deep page would read every row before it.
+    if (query.after === INT64_MAX) return [];
+    const from = query.after === undefined ? INT64_MIN : query.after + 1n;
+    const { rows } =
+      query.tag === undefined
+        ? await this.query<Row>('plants_list', 'SELECT id, name, tag FROM plants WHERE id >= $1 ORDER BY id LIMIT $2', [from, query.limit])
+        : await this.query<Row>('plants_list_by_tag', 'SELECT id, name, tag FROM plants WHERE tag = $1 AND id >= $2 ORDER BY tag, id LIMIT $3', [
+            query.tag,
+            from,
+            query.limit,
+          ]);
     return rows.map(toStored);
   }
 

@@ -140,7 +140,12 @@ describeWith('postgres', 'PlantRepository on PostgreSQL', (server) => {
     const page = await store.plants.list({ limit: 2, after: base + 1n });
     const tagged = await store.plants.list({ limit: 10, tag: `tag-${base}` });
 
+    await store.plants.insertOrGet({ id: -9223372036854775808n, name: 'the smallest id' });
+    const first = await store.plants.list({ limit: 1 });
+    const pastTheEnd = await store.plants.list({ limit: 5, after: 9223372036854775807n });
+
     expect(page.map((plant) => plant.id)).toEqual([base + 2n, base + 3n]);
+    expect({ first: first.map((plant) => plant.id), pastTheEnd }).toEqual({ first: [-9223372036854775808n], pastTheEnd: [] });
     expect(tagged).toEqual([
       { id: base + 3n, name: 'L2', tag: `tag-${base}` },
       { id: base + 4n, name: 'L4', tag: `tag-${base}` },
