@@ -51,7 +51,7 @@ const suite = (server: string) => {
     const restarted = await startServer({ ...env, PORT: portA });
     running.push(restarted);
     phase = 'restarted';
-    // nginx tries a failed upstream again after fail_timeout (2 s); then the restarted replica takes its share.
+    // nginx tries a failed upstream again after fail_timeout (5 s); then the restarted replica takes its share.
     const servedAfterRestart = await restarted.waitForLine((line) => line.msg === 'request', 15_000).then(
       () => true,
       () => false,
