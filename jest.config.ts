@@ -1,6 +1,6 @@
 import type { Config } from 'jest';
 
-const config: Config = {
+const project = {
   testEnvironment: 'node',
   roots: ['<rootDir>/tests'],
   testMatch: ['**/*.test.ts'],
@@ -11,9 +11,20 @@ const config: Config = {
     '^.+/node_modules/jose/.+\\.js$': ['ts-jest', { diagnostics: false, tsconfig: { allowJs: true, module: 'commonjs', moduleResolution: 'node10' } }],
   },
   transformIgnorePatterns: ['/node_modules/(?!jose/)'],
+} satisfies Config;
+
+const config: Config = {
   // Process tests run the compiled server, so the build happens once before any suite.
   globalSetup: '<rootDir>/tests/helpers/global-setup.ts',
   testTimeout: 30_000,
+  projects: [
+    { ...project, displayName: 'all' },
+    // The HTTP suite again, every app on a PostgreSQL database of its own (tests/helpers/test-app.ts), when a
+    // server is named; without one, global-setup prints the line saying which variable enables it.
+    ...(process.env.TEST_DATABASE_URL
+      ? [{ ...project, displayName: 'postgres', testMatch: ['<rootDir>/tests/api/**/*.test.ts'], setupFiles: ['<rootDir>/tests/helpers/store-postgres.ts'] }]
+      : []),
+  ],
 };
 
 export default config;

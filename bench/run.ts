@@ -12,6 +12,7 @@ import { readSection } from './read.section';
 import { jwtSection } from './jwt.section';
 import { ROOT, work, type SectionResult } from './lib';
 import { webhooksSection } from './webhooks.section';
+import { postgresSection } from './postgres.section';
 
 // Add a section here: its name (for BENCH_ONLY) and the function that measures it.
 const SECTIONS: Record<string, () => Promise<SectionResult>> = {
@@ -20,6 +21,7 @@ const SECTIONS: Record<string, () => Promise<SectionResult>> = {
   read: readSection,
   jwt: jwtSection,
   webhooks: webhooksSection,
+  postgres: postgresSection,
 };
 
 async function main(): Promise<void> {

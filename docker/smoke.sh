@@ -12,6 +12,8 @@ MIRROR="${DEBIAN_MIRROR:-$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.li
 MIRROR="${MIRROR:-http://deb.debian.org/debian}"
 BASE_IMAGE=localhost/plant-store-base:node20-bookworm
 NGINX_IMAGE=localhost/plant-store-nginx:bookworm
+POSTGRES_IMAGE=localhost/plant-store-postgres:bookworm
+REDIS_IMAGE=localhost/plant-store-redis:bookworm
 IMAGE=localhost/plant-store:smoke
 PORT="${SMOKE_PORT:-39123}"
 PROXY_PORT="${SMOKE_PROXY_PORT:-39180}"
@@ -26,6 +28,11 @@ compose() {
   BASE_IMAGE="$BASE_IMAGE" NGINX_IMAGE="$NGINX_IMAGE" PROXY_PORT="$PROXY_PORT" AUTH_TOKENS_SECRET_FILE=./auth_tokens.smoke \
     podman-compose -p plant-store -f docker/compose.yaml "$@"
 }
+compose_replicas() {
+  BASE_IMAGE="$BASE_IMAGE" NGINX_IMAGE="$NGINX_IMAGE" POSTGRES_IMAGE="$POSTGRES_IMAGE" REDIS_IMAGE="$REDIS_IMAGE" \
+    PROXY_PORT="$PROXY_PORT" AUTH_TOKENS_SECRET_FILE=./auth_tokens.smoke \
+    podman-compose -p plant-store-replicas -f docker/compose.replicas.yaml "$@"
+}
 step() { printf '\n== %s\n' "$*"; }
 fail() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
 cleanup() {
@@ -35,6 +42,10 @@ cleanup() {
   if [ -f docker/.smoke-compose-up ]; then
     compose down -v >/dev/null 2>&1 || true
     rm -f docker/.smoke-compose-up
+  fi
+  if [ -f docker/.smoke-replicas-up ]; then
+    compose_replicas down -v >/dev/null 2>&1 || true
+    rm -f docker/.smoke-replicas-up
   fi
   rm -f docker/auth_tokens.smoke
   rm -rf "$work"
@@ -96,7 +107,7 @@ podman run --rm --entrypoint sh -e DEV_DEPS="$dev_deps" "$IMAGE" -c '
   found=$(find / -xdev \( -name "*.ts" ! -name "*.d.ts" -o -name ".env" -o -name "*.test.*" -o -name tests \) \
     ! -path "/proc/*" ! -path "/usr/local/lib/node_modules/npm/*" ! -path "/app/node_modules/*" 2>/dev/null || true)
   if [ -n "$found" ]; then echo "found in the image: $found"; exit 1; fi
-  test -d /app/dist && test -f /app/migrations/001-create-plants.sql
+  test -d /app/dist && test -f /app/migrations/sqlite/001-create-plants.sql && test -f /app/migrations/postgres/001-create-plants.sql
 ' || fail "the image holds files it should not (or lacks dist/ or migrations/)"
 echo "no dev dependencies, TypeScript sources, .env or tests"
 
@@ -192,5 +203,72 @@ left=$(podman ps -a --filter label=com.docker.compose.project=plant-store --form
 [ -z "$left" ] || fail "containers left after down -v: $left"
 ! podman volume exists plant-store_plants-data || fail "the volume is left after down -v"
 echo "down -v: no container and no volume left"
+
+step "replicas: PostgreSQL, Redis, two replicas and nginx; one replica stopped and started under creates"
+for kind in postgres redis; do
+  image_var="$(printf '%s' "$kind" | tr a-z A-Z)_IMAGE"
+  if ! podman image exists "${!image_var}"; then
+    started=$SECONDS
+    podman build -q --format docker --build-arg BASE_IMAGE="$BASE_IMAGE" -f "docker/ci/$kind.Containerfile" -t "${!image_var}" docker/ci >/dev/null
+    echo "$kind image built in $((SECONDS - started)) s"
+  fi
+done
+printf '%s\n' "$TOKEN" > docker/auth_tokens.smoke
+touch docker/.smoke-replicas-up
+compose_replicas up -d >"$work/replicas.out" 2>&1 \
+  || { cat "$work/replicas.out" >&2; fail "podman-compose up of the replicas failed"; }
+replica() {
+  podman ps -a --filter label=com.docker.compose.project=plant-store-replicas --filter "label=com.docker.compose.service=$1" --format '{{.Names}}' | head -n 1
+}
+replica1=$(replica plants-1)
+replica2=$(replica plants-2)
+db=$(replica postgres)
+[ -n "$replica1" ] && [ -n "$replica2" ] && [ -n "$db" ] || fail "replica stack containers not found"
+create() {
+  curl -sS -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$PROXY_PORT/plants" \
+    -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d "{\"id\": $1, \"name\": \"Replica fern $1\"}" 2>/dev/null || true
+}
+ok=
+for _ in $(seq 1 300); do
+  [ "$(create 1)" = 200 ] && { ok=1; break; }
+  sleep 0.2
+done
+[ -n "$ok" ] || { compose_replicas logs >&2 || true; fail "no 200 through nginx in front of the replicas"; }
+: > "$work/created"
+others=0
+burst() {
+  for id in $(seq "$1" "$2"); do
+    status=$(create "$id")
+    if [ "$status" = 200 ]; then echo "$id" >> "$work/created"; else others=$((others + 1)); fi
+  done
+}
+burst 1000 1049
+podman stop "$replica1" >/dev/null &
+stopping=$!
+burst 1050 1149
+wait "$stopping"
+[ "$(podman inspect --format '{{.State.Running}}' "$replica1")" = false ] || fail "$replica1 did not stop"
+burst 1150 1199
+podman start "$replica1" >/dev/null
+burst 1200 1299
+created=$(wc -l < "$work/created")
+echo "creates through nginx: $created answered 200, $others other answers, one replica stopped and started in between"
+[ "$created" -ge 200 ] || fail "only $created of 300 creates answered 200 while one replica was stopped and started"
+ids=$(paste -sd, "$work/created")
+stored=$(podman exec "$db" psql -U plants -d plants -tAc "SELECT count(*) FROM plants WHERE id IN ($ids)")
+[ "$stored" = "$created" ] || fail "$created creates answered 200 but $stored of them are in PostgreSQL"
+for id in $(shuf -n 20 "$work/created"); do
+  [ "$(create "$id")" = 200 ] || fail "plant $id answered 200 once but its identical retry did not"
+done
+for name in "$replica1" "$replica2"; do
+  served=$(podman logs "$name" 2>&1 | grep -c '"msg":"request"' || true)
+  echo "$name logged $served requests"
+  [ "$served" -gt 0 ] || fail "$name served no request: nginx does not balance"
+done
+echo "every 200 is in PostgreSQL and its retry answers 200 through either replica"
+compose_replicas down -v >/dev/null 2>&1
+rm -f docker/.smoke-replicas-up
+left=$(podman ps -a --filter label=com.docker.compose.project=plant-store-replicas --format '{{.Names}}')
+[ -z "$left" ] || fail "containers left after down -v: $left"
 
 printf '\nsmoke: all container checks passed (image %s MB)\n' "$((size / 1000000))"

@@ -1,11 +1,10 @@
 import cors from 'cors';
 import express, { type Express } from 'express';
+import type { Store as RateLimitStore } from 'express-rate-limit';
 import { createAuth, readCredentials, type StaticTokenStore } from './auth';
 import type { Config } from './config';
-import type { Db } from './db/database';
+import type { Readiness } from './db/store';
 import { docsRoutes } from './docs/docs.routes';
-import type { Migration } from './db/migrate';
-import { SqliteHealth } from './db/sqlite-health';
 import { errorMiddleware } from './http/error.middleware';
 import { allowedMethods, methodNotAllowed, notFound } from './http/fallback.handlers';
 import { healthRoutes } from './http/health.routes';
@@ -19,26 +18,26 @@ import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import { buildOpenApiDocument } from './openapi';
 import { PlantController } from './plants/plant.controller';
-import { SqlitePlantRepository } from './plants/plant.repository.sqlite';
+import type { PlantRepository } from './plants/plant.repository';
 import { PLANT_ALLOW, PLANTS_ALLOW, plantRoutes } from './plants/plant.routes';
 import { PlantService } from './plants/plant.service';
-import type { PlantOutbox } from './webhooks';
 
 export type AppDeps = {
   config: Config;
   logger: Logger;
-  db: Db;
-  migrations: readonly Migration[];
+  /** The store's repository and readiness check, whatever the dialect (src/db/store.ts). */
+  plants: PlantRepository;
+  readiness: Readiness;
   lifecycle: Lifecycle;
   /** Absent when METRICS_PORT=0: then not one instrument runs. */
   metrics?: Metrics;
   tokens: StaticTokenStore;
-  /** Where new plants are announced to webhook subscribers; absent when none is configured. */
-  outbox?: PlantOutbox;
+  /** Rate-limit counters shared by the replicas (REDIS_URL); absent, each process counts its own. */
+  rateLimitStore?: RateLimitStore;
 };
 
 /** Builds the whole HTTP app from its dependencies; reads no environment and listens on nothing. */
-export function createApp({ config, logger, db, migrations, lifecycle, metrics, tokens, outbox }: AppDeps): Express {
+export function createApp({ config, logger, plants, readiness, lifecycle, metrics, tokens, rateLimitStore }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -59,8 +58,7 @@ export function createApp({ config, logger, db, migrations, lifecycle, metrics, 
       }),
     );
   }
-  const storeHealth = new SqliteHealth(db, logger, config.databaseBusyTimeoutMs);
-  healthRoutes(app, { db, migrations, lifecycle, storeHealth });
+  healthRoutes(app, { readiness, lifecycle });
   const openApiDocument = buildOpenApiDocument();
   app.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument);
@@ -73,10 +71,10 @@ export function createApp({ config, logger, db, migrations, lifecycle, metrics, 
   if (config.loadShedLagMs > 0) app.use(loadShedding(config.loadShedLagMs));
   const auth = createAuth(config, tokens, logger);
   app.use(auth.identify);
-  if (config.rateLimitPerMinute > 0) app.use(rateLimitPerMinute(config.rateLimitPerMinute, readCredentials));
+  if (config.rateLimitPerMinute > 0) app.use(rateLimitPerMinute(config.rateLimitPerMinute, readCredentials, rateLimitStore));
   app.use(auth.authorize);
 
-  const controller = new PlantController(new PlantService(new SqlitePlantRepository(db, logger, storeHealth, metrics?.store, outbox)));
+  const controller = new PlantController(new PlantService(plants));
   plantRoutes(app, controller, jsonBody(config.bodyLimitBytes), methodNotAllowed);
 
   app.use(notFound);

@@ -33,10 +33,19 @@ const byteSize = z
   })
   .pipe(z.number().int().min(1).max(64 * 1024 * 1024));
 
+export type DatabaseTarget = { dialect: 'sqlite'; path: string } | { dialect: 'postgres'; url: string };
+
 const databaseUrl = z
   .string()
-  .regex(/^file:.+/, 'must be file:<path> naming a SQLite file (e.g. file:./data/plants.db)')
-  .transform((value) => path.resolve(value.slice('file:'.length)));
+  .regex(
+    /^(file:.+|postgres(ql)?:\/\/.+)/,
+    'must be file:<path> naming a SQLite file (e.g. file:./data/plants.db) or postgres://user@host:5432/database',
+  )
+  .transform((value): DatabaseTarget =>
+    value.startsWith('file:') ? { dialect: 'sqlite', path: path.resolve(value.slice('file:'.length)) } : { dialect: 'postgres', url: value },
+  );
+
+const redisUrl = z.string().regex(/^rediss?:\/\/.+/, 'must be redis://host:6379 (or rediss:// for TLS)');
 
 const origins = list.pipe(
   z.array(
@@ -120,6 +129,9 @@ const envSchema = z.object({
   HOST: z.string().prefault('127.0.0.1'),
   DATABASE_URL: databaseUrl.prefault('file:./data/plants.db'),
   DATABASE_BUSY_TIMEOUT_MS: integer(0, 60_000).prefault('2000'),
+  DATABASE_POOL_SIZE: integer(1, 1000).prefault('10'),
+  DATABASE_STATEMENT_TIMEOUT_MS: integer(100, 600_000).prefault('5000'),
+  DATABASE_CONNECT_TIMEOUT_MS: integer(100, 600_000).prefault('2000'),
   AUTH_TOKENS: list.optional(),
   AUTH_TOKENS_FILE: z.string().optional(),
   AUTH_JWKS_URL: jwksUrl.optional(),
@@ -133,6 +145,8 @@ const envSchema = z.object({
   CORS_ORIGINS: origins.prefault(''),
   TRUST_PROXY: trustProxy.prefault('false'),
   RATE_LIMIT_PER_MINUTE: integer(0, 1_000_000).prefault('1200'),
+  REDIS_URL: redisUrl.optional(),
+  REDIS_KEY_PREFIX: z.string().prefault('plant-store:rate-limit:'),
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).prefault('10000'),
   LOAD_SHED_LAG_MS: integer(0, 60_000).prefault('100'),
   HEADERS_TIMEOUT_MS: integer(1000, 600_000).prefault('10000'),
@@ -162,8 +176,11 @@ export type Config = Readonly<{
   nodeEnv: 'development' | 'production' | 'test';
   port: number;
   host: string;
-  databasePath: string;
+  database: DatabaseTarget;
   databaseBusyTimeoutMs: number;
+  databasePoolSize: number;
+  databaseStatementTimeoutMs: number;
+  databaseConnectTimeoutMs: number;
   authTokens: readonly string[];
   authTokensFile: string | undefined;
   tokenSource: TokenSource;
@@ -174,6 +191,8 @@ export type Config = Readonly<{
   corsOrigins: readonly string[];
   trustProxy: false | number | readonly string[];
   rateLimitPerMinute: number;
+  redisUrl: string | undefined;
+  redisKeyPrefix: string;
   shutdownTimeoutMs: number;
   loadShedLagMs: number;
   headersTimeoutMs: number;
@@ -302,12 +321,19 @@ export function loadConfig(
   if (env.METRICS_PORT !== 0 && env.METRICS_PORT === env.PORT) {
     throw new ConfigError('invalid configuration:\n✖ METRICS_PORT must differ from PORT: metrics stay off the public listener (0 turns them off)');
   }
+  // A request waits for a connection, then for its statement, and must be answered within the statement timeout.
+  if (env.DATABASE_CONNECT_TIMEOUT_MS >= env.DATABASE_STATEMENT_TIMEOUT_MS) {
+    throw new ConfigError('DATABASE_CONNECT_TIMEOUT_MS must be less than DATABASE_STATEMENT_TIMEOUT_MS');
+  }
   return Object.freeze({
     nodeEnv: env.NODE_ENV,
     port: env.PORT,
     host: env.HOST,
-    databasePath: env.DATABASE_URL,
+    database: env.DATABASE_URL,
     databaseBusyTimeoutMs: env.DATABASE_BUSY_TIMEOUT_MS,
+    databasePoolSize: env.DATABASE_POOL_SIZE,
+    databaseStatementTimeoutMs: env.DATABASE_STATEMENT_TIMEOUT_MS,
+    databaseConnectTimeoutMs: env.DATABASE_CONNECT_TIMEOUT_MS,
     ...resolveTokens(env, generate),
     oidc: resolveOidc(env),
     logLevel: env.LOG_LEVEL,
@@ -316,6 +342,8 @@ export function loadConfig(
     corsOrigins: env.CORS_ORIGINS,
     trustProxy: env.TRUST_PROXY,
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE,
+    redisUrl: env.REDIS_URL,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     loadShedLagMs: env.LOAD_SHED_LAG_MS,
     headersTimeoutMs: env.HEADERS_TIMEOUT_MS,

@@ -3,22 +3,20 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { StaticTokenStore, startTokenRotation } from './auth';
 import { ConfigError, loadConfig, type Config } from './config';
-import { openDatabase } from './db/database';
-import { loadMigrations, migrate } from './db/migrate';
-import { refuseLostStore } from './db/sqlite-health';
+import { createStore } from './db/store';
 import { trackConnections } from './http/connections';
 import { SERVER_OPTIONS, installHttpEdges } from './http/http-edges';
 import type { Lifecycle } from './http/lifecycle';
+import { createSharedRateLimit } from './http/rate-limit.redis';
 import { createLogger, type Logger } from './logger';
 import { createMetrics, serveMetrics, type MetricsServer } from './metrics';
-import { createSqliteWebhooks } from './webhooks';
 
 function exit(logger: Logger, code: number): never {
   logger.flush();
   process.exit(code);
 }
 
-function start(config: Config, logger: Logger): void {
+async function start(config: Config, logger: Logger): Promise<void> {
   process.on('uncaughtException', (err) => {
     logger.fatal({ err }, 'uncaught exception; exiting so the container restarts a clean process');
     exit(logger, 1);
@@ -35,19 +33,23 @@ function start(config: Config, logger: Logger): void {
     );
   }
 
-  refuseLostStore(config.databasePath);
-
   const tokens = new StaticTokenStore(config);
-
-  const db = openDatabase(config.databasePath, { busyTimeoutMs: config.databaseBusyTimeoutMs });
-  const migrations = loadMigrations();
-  const applied = migrate(db, migrations);
-  logger.info({ database: config.databasePath, applied }, 'database ready');
+  const metrics = config.metricsPort === 0 ? undefined : createMetrics();
+  const store = createStore(config, logger, { observer: metrics?.store, webhookObserver: metrics?.webhooks });
+  await store.open();
+  const shared = config.redisUrl === undefined ? undefined : createSharedRateLimit(config.redisUrl, config.redisKeyPrefix, logger);
 
   const lifecycle: Lifecycle = { shuttingDown: false };
-  const metrics = config.metricsPort === 0 ? undefined : createMetrics();
-  const webhooks = createSqliteWebhooks(config, db, logger, metrics?.webhooks);
-  const app = createApp({ config, logger, db, migrations, lifecycle, metrics, tokens, outbox: webhooks?.outbox });
+  const app = createApp({
+    config,
+    logger,
+    plants: store.plants,
+    readiness: store.readiness,
+    lifecycle,
+    metrics,
+    tokens,
+    rateLimitStore: shared?.store,
+  });
   const server = http.createServer(
     {
       // Against slow clients: whole headers within headersTimeout, the whole request within requestTimeout.
@@ -80,7 +82,8 @@ function start(config: Config, logger: Logger): void {
     const { address, port } = server.address() as AddressInfo;
     logger.info({ address, port }, 'listening');
     stopTokenRotation = startTokenRotation(tokens, logger);
-    webhooks?.start();
+    store.start();
+    store.webhooks?.start();
   });
   let metricsServer: MetricsServer | undefined;
   if (metrics !== undefined) {
@@ -105,7 +108,7 @@ function start(config: Config, logger: Logger): void {
     // Keep-alive sockets turn idle as their last response ends; close each as soon as it does.
     const closeIdle = setInterval(() => server.closeIdleConnections(), 50);
     // Webhook attempts in flight get the same drain time; their outcomes are written before the database closes.
-    const webhooksStopped = webhooks?.stop(config.shutdownTimeoutMs) ?? Promise.resolve();
+    const webhooksStopped = store.webhooks?.stop(config.shutdownTimeoutMs) ?? Promise.resolve();
     let finishing = false;
     const finish = (code: number) => {
       if (finishing) return;
@@ -113,11 +116,16 @@ function start(config: Config, logger: Logger): void {
       clearInterval(closeIdle);
       clearTimeout(deadline);
       void metricsServer?.close();
-      void webhooksStopped.then(() => {
-        db.close();
+      const stopped = () => {
         logger.info({ code }, 'stopped');
         exit(logger, code);
-      });
+      };
+      webhooksStopped
+        .then(() => Promise.all([store.close(), shared?.close()]))
+        .then(stopped, (err: unknown) => {
+          logger.warn({ err }, 'closing the store or Redis failed');
+          stopped();
+        });
     };
     const deadline = setTimeout(() => {
       logger.warn('drain timed out; closing the connections still open');
@@ -142,12 +150,10 @@ function main(): void {
     process.exit(1);
   }
   const logger = createLogger(config);
-  try {
-    start(config, logger);
-  } catch (err) {
+  start(config, logger).catch((err: unknown) => {
     logger.fatal({ err }, `cannot start: ${(err as Error).message}`);
     exit(logger, 1);
-  }
+  });
 }
 
 main();

@@ -1,5 +1,5 @@
 import { aNewPlant, uniqueId } from '../helpers/plants';
-import { postPlant, startTestApp, storedRows, type TestApp } from '../helpers/test-app';
+import { postPlant, startTestApp, storedPlant, storedRows, type TestApp } from '../helpers/test-app';
 
 let app: TestApp;
 
@@ -12,7 +12,7 @@ afterAll(async () => {
 });
 
 function storedById(id: bigint | number) {
-  return app.inspect().prepare('SELECT id, name, tag FROM plants WHERE id = ?').get(BigInt(id));
+  return storedPlant(app, id);
 }
 
 describe('POST /plants', () => {

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { aNewPlant } from '../helpers/plants';
-import { OTHER_TOKEN, bearer, postPlant, startTestApp, storedRows, type TestApp } from '../helpers/test-app';
+import { OTHER_TOKEN, bearer, defaultStore, postPlant, startTestApp, storedRows, type TestApp } from '../helpers/test-app';
 
 describe('paths and methods', () => {
   let app: TestApp;
@@ -96,7 +96,8 @@ describe('rate limit', () => {
   });
 });
 
-describe('store faults', () => {
+// Faults of the SQLite file; PostgreSQL's are provoked in tests/postgres/outage.test.ts.
+(defaultStore() === 'sqlite' ? describe : describe.skip)('store faults', () => {
   it('when another connection holds the write lock past the busy timeout, then it answers 503 with Retry-After and writes nothing', async () => {
     const app = await startTestApp({ DATABASE_BUSY_TIMEOUT_MS: '50' });
     const locker = new Database(app.dbPath);

@@ -12,7 +12,7 @@ import { aNewPlant } from '../helpers/plants';
 import { sleep, startReceiver, WEBHOOK_SECRET, type Receiver } from '../helpers/webhook-receiver';
 
 const MIGRATIONS = ['003-webhook-outbox.sql', '004-webhook-trace.sql'].map((name) =>
-  readFileSync(path.resolve(__dirname, '..', '..', 'migrations', 'postgres-webhooks', name), 'utf8'),
+  readFileSync(path.resolve(__dirname, '..', '..', 'migrations', 'postgres', name), 'utf8'),
 );
 
 describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', (serverUrl) => {

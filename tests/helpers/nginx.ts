@@ -29,17 +29,27 @@ export async function startNginx(
   upstreamPort: number,
   replacements: readonly (readonly [string, string])[] = [],
 ): Promise<{ url: string; stop: () => Promise<void> }> {
+  return runNginx('nginx.conf', (site) =>
+    replacements.reduce((text, [from, to]) => text.replace(from, to), site.replace('server plants:3000;', `server 127.0.0.1:${upstreamPort};`)),
+  );
+}
+
+/** docker/nginx.replicas.conf, its two upstreams pointed at two local replicas. */
+export async function startNginxReplicas(upstreamPorts: [number, number]): Promise<{ url: string; stop: () => Promise<void> }> {
+  return runNginx('nginx.replicas.conf', (site) =>
+    site.replace('server plants-1:3000', `server 127.0.0.1:${upstreamPorts[0]}`).replace('server plants-2:3000', `server 127.0.0.1:${upstreamPorts[1]}`),
+  );
+}
+
+async function runNginx(file: string, pointUpstream: (site: string) => string): Promise<{ url: string; stop: () => Promise<void> }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'plants-nginx-'));
   const port = await freePort();
-  const site = readFileSync(path.resolve(__dirname, '..', '..', 'docker', 'nginx.conf'), 'utf8')
-    .replace('server plants:3000;', `server 127.0.0.1:${upstreamPort};`)
-    .replace('listen 8080;', `listen 127.0.0.1:${port};`);
-  const configured = replacements.reduce((text, [from, to]) => text.replace(from, to), site);
+  const site = pointUpstream(readFileSync(path.resolve(__dirname, '..', '..', 'docker', file), 'utf8')).replace('listen 8080;', `listen 127.0.0.1:${port};`);
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `${kind}_temp_path ${dir}/${kind};`).join('\n  ');
   const conf = path.join(dir, 'nginx.conf');
   writeFileSync(
     conf,
-    `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log warn;\nevents {}\nhttp {\n  access_log off;\n  ${temp}\n${configured}\n}\n`,
+    `pid ${dir}/nginx.pid;\nerror_log ${dir}/error.log warn;\nevents {}\nhttp {\n  access_log off;\n  ${temp}\n${site}\n}\n`,
   );
   const child: ChildProcess = spawn('nginx', ['-p', dir, '-e', `${dir}/error.log`, '-c', conf, '-g', 'daemon off; master_process off;'], {
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -7,58 +7,60 @@ import Database from 'better-sqlite3';
 import supertest from 'supertest';
 import { createApp } from '../../src/app';
 import { StaticTokenStore } from '../../src/auth';
-import { loadConfig } from '../../src/config';
+import { loadConfig, type Config } from '../../src/config';
 import { openDatabase, type Db } from '../../src/db/database';
 import { loadMigrations, migrate } from '../../src/db/migrate';
+import { createStore, sqliteParts, type Store } from '../../src/db/store';
 import { SERVER_OPTIONS, installHttpEdges } from '../../src/http/http-edges';
 import type { Lifecycle } from '../../src/http/lifecycle';
-import { createLogger } from '../../src/logger';
-import { createMetrics, serveMetrics } from '../../src/metrics';
-import { createSqliteWebhooks } from '../../src/webhooks';
+import { createLogger, type Logger } from '../../src/logger';
+import { createMetrics, serveMetrics, type Metrics } from '../../src/metrics';
+import { adminUrl, createTestDatabase, plantRows } from './postgres';
 
 export const TOKEN = 'test-token-0123456789abcdefghijklmnopqrstuvwxyz';
 export const OTHER_TOKEN = 'other-token-0123456789abcdefghijklmnopqrstuvwxyz';
 
 export type LogLine = Record<string, unknown> & { level: number; msg: string };
 
+export type StoreKind = 'sqlite' | 'postgres';
+
+/**
+ * The store startTestApp uses when a test does not name one: SQLite, or PostgreSQL under TEST_STORE=postgres
+ * (jest.config.ts runs tests/api that way as its second project when TEST_DATABASE_URL is set).
+ */
+export const defaultStore = (): StoreKind => (process.env.TEST_STORE === 'postgres' ? 'postgres' : 'sqlite');
+
 export type TestApp = {
   request: supertest.Agent;
   url: string;
+  store: StoreKind;
+  /** The SQLite file, or the PostgreSQL database's URL. */
   dbPath: string;
   logs: LogLine[];
   rawLogs: string[];
   lifecycle: Lifecycle;
+  /** The SQLite connection the app uses (SQLite only). */
   db: Db;
-  /** A second, independent connection to the same file: what is really on disk. */
+  /** A second, independent connection to the same file: what is really on disk (SQLite only). */
   inspect: () => Database.Database;
   /** The scrape URL when the env turns metrics on (any METRICS_PORT but 0; the listener takes an ephemeral port). */
   metricsUrl?: string;
   close: () => Promise<void>;
 };
 
-/**
- * The production app over a real SQLite file in a temp directory, migrated as at start, listening on an
- * ephemeral 127.0.0.1 port, with its log lines captured. `env` is the environment the config is parsed from.
- */
-export async function startTestApp(env: Record<string, string> = {}, options: { readonly?: boolean } = {}): Promise<TestApp> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'plants-test-'));
-  const dbPath = path.join(dir, 'plants.db');
-  // Rate limiting and load shedding are off unless a test turns them on: the tests share this event loop with
-  // jest and the client, and a busy CI machine would otherwise shed their requests.
-  const config = loadConfig({
+// Rate limiting and load shedding are off unless a test turns them on: the tests share this event loop with
+// jest and the client, and a busy CI machine would otherwise shed their requests. Metrics are off unless asked.
+const testConfig = (env: Record<string, string>, databaseUrl: string): Config =>
+  loadConfig({
     AUTH_TOKENS: `${TOKEN},${OTHER_TOKEN}`,
     RATE_LIMIT_PER_MINUTE: '0',
     LOAD_SHED_LAG_MS: '0',
-    DATABASE_URL: `file:${dbPath}`,
     METRICS_PORT: '0',
+    DATABASE_URL: databaseUrl,
     ...env,
   });
-  const migrations = loadMigrations();
-  const setup = openDatabase(dbPath, { busyTimeoutMs: config.databaseBusyTimeoutMs });
-  migrate(setup, migrations);
-  if (options.readonly) setup.close();
-  const db = options.readonly ? openDatabase(dbPath, { busyTimeoutMs: config.databaseBusyTimeoutMs, readonly: true }) : setup;
 
+function captureLogs(config: Config): { rawLogs: string[]; logs: LogLine[]; logger: Logger } {
   const rawLogs: string[] = [];
   const logs: LogLine[] = [];
   const logger = createLogger(config, {
@@ -67,25 +69,72 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
       logs.push(JSON.parse(line) as LogLine);
     },
   });
+  return { rawLogs, logs, logger };
+}
+
+type Served = { url: string; metricsUrl?: string; lifecycle: Lifecycle; close: () => Promise<void> };
+
+const metricsOf = (config: Config): Metrics | undefined => (config.metricsPort === 0 ? undefined : createMetrics());
+const hooksOf = (metrics: Metrics | undefined) => ({ observer: metrics?.store, webhookObserver: metrics?.webhooks });
+
+/** The production app over a store's parts, as server.ts wires it, on an ephemeral 127.0.0.1 port. */
+async function serve(
+  config: Config,
+  logger: Logger,
+  metrics: Metrics | undefined,
+  { plants, readiness, webhooks }: Pick<Store, 'plants' | 'readiness' | 'webhooks'>,
+): Promise<Served> {
   const lifecycle: Lifecycle = { shuttingDown: false };
-  const metrics = config.metricsPort === 0 ? undefined : createMetrics();
-  const webhooks = createSqliteWebhooks(config, db, logger, metrics?.webhooks);
-  const app = createApp({ config, logger, db, migrations, lifecycle, metrics, tokens: new StaticTokenStore(config), outbox: webhooks?.outbox });
+  const app = createApp({ config, logger, plants, readiness, lifecycle, metrics, tokens: new StaticTokenStore(config) });
   const metricsServer = metrics && (await serveMetrics(metrics.registry, { host: '127.0.0.1', port: 0 }));
   const server = http.createServer(SERVER_OPTIONS, app);
   installHttpEdges(server, logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   webhooks?.start();
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    metricsUrl: metricsServer?.url,
+    lifecycle,
+    close: async () => {
+      await metricsServer?.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await webhooks?.stop(1000);
+    },
+  };
+}
+
+/**
+ * The production app over a real SQLite file in a temp directory, migrated as at start, listening on an
+ * ephemeral 127.0.0.1 port, with its log lines captured. `env` is the environment the config is parsed from.
+ */
+export async function startTestApp(
+  env: Record<string, string> = {},
+  options: { readonly?: boolean; store?: StoreKind } = {},
+): Promise<TestApp> {
+  if ((options.store ?? defaultStore()) === 'postgres') return startPostgresTestApp(env);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'plants-test-'));
+  const dbPath = path.join(dir, 'plants.db');
+  const config = testConfig(env, `file:${dbPath}`);
+  const migrations = loadMigrations();
+  const setup = openDatabase(dbPath, { busyTimeoutMs: config.databaseBusyTimeoutMs });
+  migrate(setup, migrations);
+  if (options.readonly) setup.close();
+  const db = options.readonly ? openDatabase(dbPath, { busyTimeoutMs: config.databaseBusyTimeoutMs, readonly: true }) : setup;
+
+  const { rawLogs, logs, logger } = captureLogs(config);
+  const metrics = metricsOf(config);
+  const served = await serve(config, logger, metrics, sqliteParts(db, migrations, config, logger, hooksOf(metrics)));
   const inspectors: Database.Database[] = [];
 
   return {
-    request: supertest.agent(url),
-    url,
+    request: supertest.agent(served.url),
+    url: served.url,
+    store: 'sqlite',
     dbPath,
     logs,
     rawLogs,
-    lifecycle,
+    lifecycle: served.lifecycle,
     db,
     inspect: () => {
       const connection = new Database(dbPath, { readonly: true });
@@ -93,15 +142,55 @@ export async function startTestApp(env: Record<string, string> = {}, options: { 
       inspectors.push(connection);
       return connection;
     },
-    metricsUrl: metricsServer?.url,
+    metricsUrl: served.metricsUrl,
     close: async () => {
-      await metricsServer?.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await webhooks?.stop(1000);
+      await served.close();
       for (const connection of inspectors) connection.close();
       db.close();
       rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The same app on a fresh PostgreSQL database of its own (TEST_DATABASE_URL names the server), dropped by close(). */
+async function startPostgresTestApp(env: Record<string, string>): Promise<TestApp> {
+  const server = adminUrl();
+  if (server === undefined) throw new Error('a PostgreSQL test app needs TEST_DATABASE_URL');
+  const database = await createTestDatabase(server);
+  const config = testConfig({ ...env, DATABASE_URL: database.url }, database.url);
+  const { rawLogs, logs, logger } = captureLogs(config);
+  const metrics = metricsOf(config);
+  let store: Store | undefined;
+  let served: Served;
+  try {
+    store = createStore(config, logger, hooksOf(metrics));
+    await store.open();
+    served = await serve(config, logger, metrics, store);
+  } catch (error) {
+    await store?.close();
+    await database.drop();
+    throw error;
+  }
+  const sqliteOnly = (what: string) => () => {
+    throw new Error(`${what} is the SQLite connection; this app runs on PostgreSQL (use storedRows)`);
+  };
+  return {
+    request: supertest.agent(served.url),
+    url: served.url,
+    store: 'postgres',
+    dbPath: database.url,
+    logs,
+    rawLogs,
+    lifecycle: served.lifecycle,
+    get db(): Db {
+      return sqliteOnly('app.db')();
+    },
+    inspect: sqliteOnly('app.inspect()'),
+    metricsUrl: served.metricsUrl,
+    close: async () => {
+      await served.close();
+      await store.close();
+      await database.drop();
     },
   };
 }
@@ -118,5 +207,14 @@ export function postPlant(app: TestApp, body: unknown, headers: Record<string, s
 }
 
 export function storedRows(app: TestApp): { id: bigint; name: string; tag: string | null }[] {
+  if (app.store === 'postgres') return plantRows(app.dbPath);
   return app.inspect().prepare('SELECT id, name, tag FROM plants ORDER BY id').all() as { id: bigint; name: string; tag: string | null }[];
+}
+
+/** The row stored under one id, read on a connection of its own, or undefined. */
+export function storedPlant(app: TestApp, id: bigint | number): { id: bigint; name: string; tag: string | null } | undefined {
+  if (app.store === 'postgres') return plantRows(app.dbPath, `id = ${BigInt(id)}`)[0];
+  return app.inspect().prepare('SELECT id, name, tag FROM plants WHERE id = ?').get(BigInt(id)) as
+    | { id: bigint; name: string; tag: string | null }
+    | undefined;
 }

@@ -21,8 +21,11 @@ describe('loadConfig', () => {
       nodeEnv: 'development',
       port: 3000,
       host: '127.0.0.1',
-      databasePath: path.resolve('data/plants.db'),
+      database: { dialect: 'sqlite', path: path.resolve('data/plants.db') },
       databaseBusyTimeoutMs: 2000,
+      databasePoolSize: 10,
+      databaseStatementTimeoutMs: 5000,
+      databaseConnectTimeoutMs: 2000,
       authTokens: ['generated-token'],
       authTokensFile: undefined,
       tokenSource: 'generated',
@@ -33,6 +36,8 @@ describe('loadConfig', () => {
       corsOrigins: [],
       trustProxy: false,
       rateLimitPerMinute: 1200,
+      redisUrl: undefined,
+      redisKeyPrefix: 'plant-store:rate-limit:',
       shutdownTimeoutMs: 10000,
       loadShedLagMs: 100,
       headersTimeoutMs: 10000,
@@ -63,7 +68,7 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({
       port: 8080,
       host: '0.0.0.0',
-      databasePath: '/var/lib/plants/p.db',
+      database: { dialect: 'sqlite', path: '/var/lib/plants/p.db' },
       authTokens: [TOKEN, 'b'.repeat(40)],
       tokenSource: 'AUTH_TOKENS',
       bodyLimitBytes: 1024 * 1024,
@@ -85,6 +90,14 @@ describe('loadConfig', () => {
   });
 
   it.each([
+    ['postgres://plants@db:5432/plants', { dialect: 'postgres', url: 'postgres://plants@db:5432/plants' }],
+    ['postgresql://db/plants', { dialect: 'postgres', url: 'postgresql://db/plants' }],
+    ['file:/srv/p.db', { dialect: 'sqlite', path: '/srv/p.db' }],
+  ])('when DATABASE_URL is %s, then the store is %p', (value, expected) => {
+    expect(loadConfig({ DATABASE_URL: value }, generate).database).toEqual(expected);
+  });
+
+  it.each([
     ['1', 1],
     ['2', 2],
     ['false', false],
@@ -97,7 +110,11 @@ describe('loadConfig', () => {
     [{ PORT: 'abc' }, 'PORT'],
     [{ PORT: '70000' }, 'PORT'],
     [{ PORT: '' + '-1' }, 'PORT'],
-    [{ DATABASE_URL: 'postgres://db/plants' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'mysql://db/plants' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'postgres:/db' }, 'DATABASE_URL'],
+    [{ DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE'],
+    [{ REDIS_URL: 'localhost:6379' }, 'REDIS_URL'],
+    [{ DATABASE_STATEMENT_TIMEOUT_MS: '1000', DATABASE_CONNECT_TIMEOUT_MS: '1000' }, 'DATABASE_CONNECT_TIMEOUT_MS'],
     [{ BODY_LIMIT: 'lots' }, 'BODY_LIMIT'],
     [{ CORS_ORIGINS: 'https://app.example.com/' }, 'CORS_ORIGINS'],
     [{ CORS_ORIGINS: '*' }, 'CORS_ORIGINS'],

@@ -1,0 +1,73 @@
+import type { Logger } from '../logger';
+import { isUnavailable, PostgresPlantRepository } from '../plants/plant.repository.postgres';
+import { isPostgresMigrated, loadPostgresMigrations, migratePostgres } from './migrate.postgres';
+import type { Migration } from './migrations';
+import { createPostgresPool, redactUrl, type PgPool, type PostgresOptions } from './postgres';
+import type { Store } from './store';
+
+const RETRY_MS = 1000;
+
+/**
+ * PostgreSQL as the store: a pool, the repository on it, and the migration run. When PostgreSQL cannot be
+ * reached at start the process starts anyway (/healthz 200, /readyz and writes 503) and start() retries the
+ * migration every second until it succeeds. Once migrated, an outage needs nothing from here: the pool drops
+ * broken connections and makes new ones when PostgreSQL answers again.
+ */
+export class PostgresStore implements Store {
+  readonly pool: PgPool;
+  readonly plants: PostgresPlantRepository;
+  private readonly migrations: Migration[];
+  private migrated = false;
+  private retry: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly options: PostgresOptions,
+    private readonly logger: Logger,
+  ) {
+    this.migrations = loadPostgresMigrations();
+    this.pool = createPostgresPool(options, logger);
+    this.plants = new PostgresPlantRepository(this.pool, logger, options.statementTimeoutMs);
+  }
+
+  readonly readiness = async (): Promise<boolean> => isPostgresMigrated(this.pool, this.migrations);
+
+  readonly open = async (): Promise<void> => {
+    try {
+      await this.migrate();
+    } catch (err) {
+      if (!isUnavailable(err)) throw err;
+      this.logger.warn(
+        { err, database: redactUrl(this.options.url), retryMs: RETRY_MS },
+        'PostgreSQL cannot be reached; starting unready and retrying',
+      );
+    }
+  };
+
+  readonly start = (): void => {
+    if (this.migrated || this.closed) return;
+    this.retry = setTimeout(() => {
+      this.migrate().then(
+        () => undefined,
+        (err: unknown) => {
+          // An edited migration found only now is the same fault as at start: stop, so it is seen.
+          if (!isUnavailable(err)) throw err;
+          this.start();
+        },
+      );
+    }, RETRY_MS);
+  };
+
+  readonly close = async (): Promise<void> => {
+    this.closed = true;
+    clearTimeout(this.retry);
+    await this.pool.end();
+  };
+
+  private async migrate(): Promise<void> {
+    const applied = await migratePostgres(this.options, this.migrations);
+    this.migrated = true;
+    this.plants.markReady();
+    this.logger.info({ database: redactUrl(this.options.url), applied }, 'database ready');
+  }
+}

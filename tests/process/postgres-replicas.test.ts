@@ -1,0 +1,87 @@
+import { aNewPlant, uniqueId } from '../helpers/plants';
+import { createTestDatabase, plantRows, queryJson, type TestDatabase } from '../helpers/postgres';
+import { describeWith } from '../helpers/optional-services';
+import { rawRequest } from '../helpers/raw-request';
+import { startServer, type ServerProcess } from '../helpers/server-process';
+import { TOKEN } from '../helpers/test-app';
+
+const json = { 'Content-Type': 'application/json', Authorization: `Bearer ${TOKEN}` };
+const post = async (server: ServerProcess, body: unknown) => (await rawRequest(server.url, { headers: json, body: JSON.stringify(body) })).status;
+
+describeWith('postgres', 'several replicas on one PostgreSQL database', (server) => {
+  let database: TestDatabase;
+  const replicas: ServerProcess[] = [];
+
+  beforeEach(async () => {
+    database = await createTestDatabase(server);
+  });
+
+  afterEach(async () => {
+    await Promise.all(replicas.splice(0).map((replica) => replica.stop()));
+    await database.drop();
+  });
+
+  it('when three replicas start at once on an empty database, then each migration is applied exactly once and all are ready', async () => {
+    const started = await Promise.all([1, 2, 3].map(() => startServer({ DATABASE_URL: database.url })));
+    replicas.push(...started);
+
+    const ready = await Promise.all(started.map(async (replica) => (await rawRequest(replica.url, { method: 'GET', path: '/readyz' })).status));
+    const applied = started.map((replica) => replica.lines.find((line) => line.msg === 'database ready')?.applied as string[]);
+    const recorded = queryJson<string[]>(database.url, 'SELECT json_agg(name ORDER BY name) FROM schema_migrations');
+
+    expect(ready).toEqual([200, 200, 200]);
+    expect(recorded).toEqual(['001-create-plants.sql', '002-plants-by-tag.sql']);
+    expect(applied.flat().sort()).toEqual(recorded);
+    expect(applied.filter((names) => names.length === 0)).toHaveLength(2);
+  });
+
+  it('when both replicas get concurrent creates of the same ids, then one content wins per id and retries agree on either replica', async () => {
+    const [a, b] = await Promise.all([startServer({ DATABASE_URL: database.url }), startServer({ DATABASE_URL: database.url })]);
+    replicas.push(a, b);
+    const ids = Array.from({ length: 60 }, () => uniqueId());
+    const contents = (id: number) => ({ A: { id, name: `from A ${id}` }, B: { id, name: `from B ${id}`, tag: 'b' } });
+
+    // For each id: one content to A, another to B, and the A content again to B, all at once.
+    const raced = await Promise.all(
+      ids.map(async (id) => {
+        const { A, B } = contents(id);
+        const [onA, onB, sameAsAOnB] = await Promise.all([post(a, A), post(b, B), post(b, A)]);
+        return { id, onA, onB, sameAsAOnB };
+      }),
+    );
+    const rows = new Map(plantRows(database.url).map((row) => [Number(row.id), row]));
+
+    for (const { id, onA, onB, sameAsAOnB } of raced) {
+      const { A, B } = contents(id);
+      const winner = rows.get(id)?.name === A.name ? 'A' : 'B';
+      expect({ id, row: rows.get(id), statuses: [onA, onB, sameAsAOnB] }).toEqual({
+        id,
+        row: winner === 'A' ? { id: BigInt(id), name: A.name, tag: null } : { id: BigInt(id), name: B.name, tag: 'b' },
+        statuses: winner === 'A' ? [200, 400, 200] : [400, 200, 400],
+      });
+    }
+    const retries = await Promise.all(
+      raced.flatMap(({ id }) => {
+        const { A, B } = contents(id);
+        const [won, lost] = rows.get(id)?.name === A.name ? [A, B] : [B, A];
+        return [post(a, won), post(b, won), post(a, lost), post(b, lost)];
+      }),
+    );
+    expect(retries).toEqual(raced.flatMap(() => [200, 200, 400, 400]));
+    expect(rows.size).toBe(ids.length);
+  });
+
+  it('when a plant is created on one replica, then the other answers its retry 200 and the neighbouring id is still free', async () => {
+    const [a, b] = await Promise.all([startServer({ DATABASE_URL: database.url }), startServer({ DATABASE_URL: database.url })]);
+    replicas.push(a, b);
+    const plant = aNewPlant({ id: '9007199254740993' });
+    const body = `{"id": 9007199254740993, "name": "${String(plant.name)}"}`;
+
+    const created = await rawRequest((a).url, { headers: json, body });
+    const retry = await rawRequest((b).url, { headers: json, body });
+    const neighbour = await rawRequest((b).url, { headers: json, body: body.replace('9007199254740993', '9007199254740992') });
+
+    expect([created.status, retry.status, neighbour.status]).toEqual([200, 200, 200]);
+    expect(plantRows(database.url, 'id IN (9007199254740992, 9007199254740993)').map((row) => row.id)).toEqual([9007199254740992n, 9007199254740993n]);
+  });
+});

@@ -1,0 +1,195 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { loadConfig } from '../../src/config';
+import { openDatabase } from '../../src/db/database';
+import { loadMigrations, migrate } from '../../src/db/migrate';
+import { createStore, sqliteParts } from '../../src/db/store';
+import type { PostgresStore } from '../../src/db/store.postgres';
+import { createLogger } from '../../src/logger';
+import type { PlantRepository } from '../../src/plants/plant.repository';
+import { uniqueId } from '../helpers/plants';
+import { createTestDatabase, type TestDatabase } from '../helpers/postgres';
+import { describeWith } from '../helpers/optional-services';
+
+// The contract of PlantRepository, run against each store: what keeps the two dialects the same.
+type Subject = { plants: PlantRepository; logs: Record<string, unknown>[]; close: () => Promise<void> };
+
+function capture() {
+  const logs: Record<string, unknown>[] = [];
+  const logger = createLogger({ logLevel: 'debug' }, { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) });
+  return { logs, logger };
+}
+
+function sqliteSubject(): Promise<Subject> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'plants-repo-'));
+  const file = path.join(dir, 'plants.db');
+  const db = openDatabase(file, { busyTimeoutMs: 1000 });
+  const migrations = loadMigrations();
+  migrate(db, migrations);
+  const { logs, logger } = capture();
+  const config = loadConfig({ DATABASE_URL: `file:${file}`, AUTH_TOKENS: 'x'.repeat(32) });
+  return Promise.resolve({
+    plants: sqliteParts(db, migrations, config, logger).plants,
+    logs,
+    close: () => {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+      return Promise.resolve();
+    },
+  });
+}
+
+function repositoryContract(open: () => Promise<Subject>): void {
+  let subject: Subject;
+  beforeAll(async () => {
+    subject = await open();
+  });
+  afterAll(async () => {
+    await subject.close();
+  });
+
+  it.each([
+    ['the smallest int64', -9223372036854775808n],
+    ['the largest int64', 9223372036854775807n],
+    ['2^53 + 1', 9007199254740993n],
+  ])('when %s is stored, then the same id finds it again, exactly', async (_case, id) => {
+    const created = await subject.plants.insertOrGet({ id, name: `Edge ${id}` });
+    const again = await subject.plants.insertOrGet({ id, name: 'ignored' });
+    const neighbour = await subject.plants.insertOrGet({ id: id > 0n ? id - 1n : id + 1n, name: 'neighbour' });
+
+    expect([created, again, neighbour.created]).toEqual([
+      { created: true, stored: { name: `Edge ${id}` } },
+      { created: false, stored: { name: `Edge ${id}` } },
+      true,
+    ]);
+  });
+
+  it('when the id exists, then insertOrGet answers the stored plant, tag and all, and changes nothing', async () => {
+    const id = BigInt(uniqueId());
+    await subject.plants.insertOrGet({ id, name: 'Original', tag: 'indoor' });
+
+    const outcome = await subject.plants.insertOrGet({ id, name: 'Other' });
+
+    expect(outcome).toEqual({ created: false, stored: { name: 'Original', tag: 'indoor' } });
+  });
+
+  it('when creates for one id arrive in one turn, then the first wins and the others see it, in arrival order', async () => {
+    const id = BigInt(uniqueId());
+    const others = Array.from({ length: 20 }, () => BigInt(uniqueId()));
+
+    const outcomes = await Promise.all([
+      ...others.map((other) => subject.plants.insertOrGet({ id: other, name: 'filler' })),
+      subject.plants.insertOrGet({ id, name: 'First' }),
+      subject.plants.insertOrGet({ id, name: 'Second', tag: 't' }),
+    ]);
+
+    expect(outcomes.slice(-2)).toEqual([
+      { created: true, stored: { name: 'First' } },
+      { created: false, stored: { name: 'First' } },
+    ]);
+    expect(outcomes.slice(0, -2).every((outcome) => outcome.created)).toBe(true);
+  });
+
+  it('when 50 creates arrive in one turn, then they share one commit', async () => {
+    const before = subject.logs.filter((line) => line.msg === 'group commit').length;
+
+    await Promise.all(Array.from({ length: 50 }, () => subject.plants.insertOrGet({ id: BigInt(uniqueId()), name: 'batched' })));
+
+    expect(subject.logs.filter((line) => line.msg === 'group commit').slice(before).map((line) => line.rows)).toEqual([50]);
+  });
+}
+
+describe('PlantRepository on SQLite', () => {
+  repositoryContract(sqliteSubject);
+});
+
+describeWith('postgres', 'PlantRepository on PostgreSQL', (server) => {
+  let database: TestDatabase;
+  let store: PostgresStore;
+
+  repositoryContract(async () => {
+    database = await createTestDatabase(server);
+    const { logs, logger } = capture();
+    store = createStore(loadConfig({ DATABASE_URL: database.url, AUTH_TOKENS: 'x'.repeat(32) }), logger) as PostgresStore;
+    await store.open();
+    return {
+      plants: store.plants,
+      logs,
+      close: async () => {
+        await store.close();
+        await database.drop();
+      },
+    };
+  });
+
+  it('when a plant is read by id, then the id comes back as a bigint, exactly', async () => {
+    const id = 9223372036854775001n;
+    await store.plants.insertOrGet({ id, name: 'Exact', tag: 'big' });
+
+    const found = await store.plants.findById(id);
+    const missing = await store.plants.findById(id + 1n);
+
+    expect({ found, type: typeof found?.id, missing }).toEqual({ found: { id, name: 'Exact', tag: 'big' }, type: 'bigint', missing: undefined });
+  });
+
+  it('when plants are listed, then they come in ascending id after the cursor, by tag, at most limit', async () => {
+    const base = BigInt(uniqueId()) * 1000n;
+    const ids = [base + 5n, base + 1n, base + 3n, base + 2n, base + 4n];
+    await Promise.all(ids.map((id, index) => store.plants.insertOrGet({ id, name: `L${index}`, ...(index % 2 === 0 ? { tag: `tag-${base}` } : {}) })));
+
+    const page = await store.plants.list({ limit: 2, after: base + 1n });
+    const tagged = await store.plants.list({ limit: 10, tag: `tag-${base}` });
+
+    await store.plants.insertOrGet({ id: -9223372036854775808n, name: 'the smallest id' });
+    const first = await store.plants.list({ limit: 1 });
+    const pastTheEnd = await store.plants.list({ limit: 5, after: 9223372036854775807n });
+
+    expect(page.map((plant) => plant.id)).toEqual([base + 2n, base + 3n]);
+    expect({ first: first.map((plant) => plant.id), pastTheEnd }).toEqual({ first: [-9223372036854775808n], pastTheEnd: [] });
+    expect(tagged).toEqual([
+      { id: base + 3n, name: 'L2', tag: `tag-${base}` },
+      { id: base + 4n, name: 'L4', tag: `tag-${base}` },
+      { id: base + 5n, name: 'L0', tag: `tag-${base}` },
+    ]);
+  });
+
+  it('when a create, a delete and a create of one id arrive in one turn, then they apply in arrival order', async () => {
+    const id = BigInt(uniqueId());
+
+    const [created, deleted, recreated, deletedAgainMissing] = await Promise.all([
+      store.plants.insertOrGet({ id, name: 'Before' }),
+      store.plants.delete(id),
+      store.plants.insertOrGet({ id, name: 'After' }),
+      store.plants.delete(id + 1n),
+    ]);
+
+    expect({ created, deleted, recreated, deletedAgainMissing }).toEqual({
+      created: { created: true, stored: { name: 'Before' } },
+      deleted: true,
+      recreated: { created: true, stored: { name: 'After' } },
+      deletedAgainMissing: false,
+    });
+    expect(await store.plants.findById(id)).toEqual({ id, name: 'After' });
+  });
+
+  it('when the database default says synchronous_commit=off, then the service sessions still commit synchronously', async () => {
+    const admin = new pg.Client({ connectionString: server });
+    await admin.connect();
+    await admin.query(`ALTER DATABASE ${database.name} SET synchronous_commit = off`);
+    await admin.end();
+    const probe = new pg.Client({ connectionString: database.url });
+    await probe.connect();
+    const { rows: defaults } = await probe.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
+    await probe.end();
+    // A fresh pool, so its sessions start after the change.
+    const { logger } = capture();
+    const fresh = createStore(loadConfig({ DATABASE_URL: database.url, AUTH_TOKENS: 'x'.repeat(32) }), logger) as PostgresStore;
+
+    const { rows } = await fresh.pool.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
+    await fresh.close();
+
+    expect({ databaseDefault: defaults[0]?.synchronous_commit, service: rows[0]?.synchronous_commit }).toEqual({ databaseDefault: 'off', service: 'on' });
+  });
+});
