@@ -1,16 +1,13 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { optionalService } from './optional-services';
 
+/** True when nginx is on the PATH; under CI a missing nginx throws instead (tests/helpers/optional-services.ts). */
 export function nginxAvailable(): boolean {
-  try {
-    execFileSync('nginx', ['-v'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
+  return optionalService('nginx') !== undefined;
 }
 
 async function freePort(): Promise<number> {
