@@ -21,7 +21,7 @@ mkdirSync(path.dirname(file), { recursive: true });
 const db = new Database(file);
 db.pragma('journal_mode = WAL');
 db.pragma('synchronous = FULL');
-const migrations = path.resolve(__dirname, '..', 'migrations');
+const migrations = path.resolve(__dirname, '..', 'migrations', 'sqlite');
 const hasPlants = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'plants'").get() !== undefined;
 if (!hasPlants) for (const name of readdirSync(migrations).filter((f) => f.endsWith('.sql')).sort()) db.exec(readFileSync(path.join(migrations, name), 'utf8'));
 
