@@ -1,7 +1,8 @@
 import type { RequestHandler } from 'express';
 import { AppError } from '../errors';
 import type { Credentials } from './credentials';
-import { JWT_SHAPE, type JwtVerifier } from './jwt-verifier';
+import { JWT_SHAPE } from './credentials';
+import type { JwtVerifier } from './jwt-verifier';
 import type { StaticTokenSet } from './static-tokens';
 import { requiredScope } from './scopes';
 

@@ -17,3 +17,6 @@ const MISSING: Credentials = { kind: 'missing' };
 export function readCredentials(req: Request): Credentials {
   return (req.res?.locals.credentials as Credentials | undefined) ?? MISSING;
 }
+
+/** Three base64url parts: a bearer of this shape is checked as a JWT when OIDC is configured. */
+export const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/;

@@ -5,8 +5,6 @@ import type { RequestHandler } from 'express';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import { authorize, identify } from './auth.middleware';
-import { JwksCache } from './jwks-cache';
-import { JwtVerifier } from './jwt-verifier';
 import type { StaticTokenStore } from './token-store';
 
 export { readCredentials, type Credentials } from './credentials';
@@ -21,14 +19,17 @@ export type Auth = { identify: RequestHandler; authorize: RequestHandler };
 
 export function createAuth(config: Pick<Config, 'oidc'>, tokens: StaticTokenStore, logger: Logger): Auth {
   const { oidc } = config;
-  const jwt =
-    oidc === undefined
-      ? undefined
-      : new JwtVerifier({
-          issuer: oidc.issuer,
-          audience: oidc.audience,
-          clockToleranceS: oidc.clockToleranceS,
-          keys: new JwksCache({ url: oidc.jwksUrl, cooldownMs: oidc.jwksCooldownS * 1000, maxAgeMs: JWKS_MAX_AGE_MS, timeoutMs: JWKS_TIMEOUT_MS, logger }),
-        });
+  if (oidc === undefined) return { identify: identify(tokens.current, undefined), authorize: authorize() };
+  // jose and undici load only with OIDC configured: a static-token deployment does not carry them (~25 MiB).
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { JwtVerifier } = require('./jwt-verifier') as typeof import('./jwt-verifier');
+  const { JwksCache } = require('./jwks-cache') as typeof import('./jwks-cache');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  const jwt = new JwtVerifier({
+    issuer: oidc.issuer,
+    audience: oidc.audience,
+    clockToleranceS: oidc.clockToleranceS,
+    keys: new JwksCache({ url: oidc.jwksUrl, cooldownMs: oidc.jwksCooldownS * 1000, maxAgeMs: JWKS_MAX_AGE_MS, timeoutMs: JWKS_TIMEOUT_MS, logger }),
+  });
   return { identify: identify(tokens.current, jwt), authorize: authorize() };
 }

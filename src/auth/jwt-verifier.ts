@@ -7,7 +7,7 @@ import { scopesOfClaims } from './scopes';
 export const ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
 
 /** A token shaped like a JWS compact serialisation: three base64url parts (the last empty for alg none). */
-export const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/;
+export { JWT_SHAPE } from './credentials';
 
 export type JwtOptions = { issuer: string; audience: string; clockToleranceS: number; keys: JwksCache; now?: () => number };
 

@@ -3,11 +3,10 @@ import type { Logger } from '../logger';
 import type { PlantRepository } from '../plants/plant.repository';
 import { SqlitePlantRepository } from '../plants/plant.repository.sqlite';
 import type { StoreObserver } from '../plants/store-observer';
-import { createSqliteWebhooks, type WebhookObserver } from '../webhooks';
+import type { WebhookObserver } from '../webhooks';
 import { openDatabase, type Db } from './database';
 import { isMigrated, loadMigrations, migrate, type Migration } from './migrate';
 import { refuseLostStore, SqliteHealth } from './sqlite-health';
-import { PostgresStore } from './store.postgres';
 
 /** Resolves true when the store is readable and migrated, false when readable but behind; throws when unreadable. */
 export type Readiness = () => Promise<boolean>;
@@ -28,6 +27,16 @@ export type Store = {
   close: () => Promise<void>;
 };
 
+/**
+ * The store's optional parts load only when configured: pg (~15 MiB of memory) for PostgreSQL, undici (~19 MiB)
+ * for webhooks. A SQLite deployment without webhooks never carries them.
+ */
+function load<T>(part: 'postgres' | 'webhooks'): T {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  return (part === 'postgres' ? require('./store.postgres') : require('../webhooks')) as T;
+  /* eslint-enable @typescript-eslint/no-require-imports */
+}
+
 /** Instruments the store reports to; absent when metrics are off. */
 export type StoreHooks = { observer?: StoreObserver; webhookObserver?: WebhookObserver };
 
@@ -43,7 +52,8 @@ export function sqliteParts(
   hooks: StoreHooks = {},
 ): Pick<Store, 'plants' | 'readiness' | 'webhooks'> {
   const health = new SqliteHealth(db, logger, config.databaseBusyTimeoutMs);
-  const webhooks = createSqliteWebhooks(config, db, logger, hooks.webhookObserver);
+  const webhooks =
+    config.webhooks === undefined ? undefined : load<typeof import('../webhooks')>('webhooks').createSqliteWebhooks(config, db, logger, hooks.webhookObserver);
   return {
     plants: new SqlitePlantRepository(db, logger, health, hooks.observer, webhooks?.outbox),
     readiness: () =>
@@ -60,6 +70,7 @@ export function sqliteParts(
 export function createStore(config: Config, logger: Logger, hooks: StoreHooks = {}): Store {
   const target = config.database;
   if (target.dialect === 'postgres') {
+    const { PostgresStore } = load<typeof import('./store.postgres')>('postgres');
     return new PostgresStore(
       {
         url: target.url,
