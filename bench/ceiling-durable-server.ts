@@ -1,17 +1,13 @@
 // Ceiling F: ceiling C plus the same durable store the service has (a SQLite file in WAL mode with
 // synchronous=FULL, creates of one event-loop turn group-committed in one transaction and fsync, each answered
 // after its commit), and no logs. The service with everything on is measured against it in the same run.
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import express from 'express';
-import helmet from 'helmet';
 import { z } from 'zod';
+import { ceilingApp, listen } from './ceiling-app';
 
-const digest = (text: string) => createHash('sha256').update(text).digest();
-const accepted = digest(process.env.AUTH_TOKENS ?? '');
 const newPlant = z.object({ id: z.number().int(), name: z.string().min(1).max(200), tag: z.string().min(1).max(100).optional() });
 type NewPlant = z.infer<typeof newPlant>;
 type Stored = { name: string; tag: string | null };
@@ -49,21 +45,7 @@ const insertOrGet = (plant: NewPlant) =>
     if (pending.push({ plant, resolve, reject }) === 1) setImmediate(flush);
   });
 
-const app = express();
-app.disable('x-powered-by');
-app.disable('etag');
-app.use(helmet());
-app.get('/readyz', (_req, res) => {
-  res.json({ status: 'ready' });
-});
-app.use((req, res, next) => {
-  const header = req.headers.authorization ?? '';
-  if (!/^bearer /i.test(header) || !timingSafeEqual(digest(header.slice(7)), accepted)) {
-    res.status(401).json({ error: 40101, message: 'unauthorized' });
-    return;
-  }
-  next();
-});
+const app = ceilingApp();
 app.use(express.json({ limit: '16kb' }));
 app.post('/plants', async (req, res) => {
   const parsed = newPlant.safeParse(req.body);
@@ -75,12 +57,4 @@ app.post('/plants', async (req, res) => {
   res.json(stored.tag === null ? { name: stored.name } : { name: stored.name, tag: stored.tag });
 });
 
-const server = app.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
-  process.stdout.write(`${JSON.stringify({ msg: 'listening', port: (server.address() as AddressInfo).port })}\n`);
-});
-process.on('SIGTERM', () =>
-  server.close(() => {
-    db.close();
-    process.exit(0);
-  }),
-);
+listen(app, () => db.close());

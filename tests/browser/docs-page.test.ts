@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser';
 import { describeWith } from '../helpers/optional-services';
 import { uniqueId } from '../helpers/plants';
 import { startPrefixProxy } from '../helpers/prefix-proxy';
@@ -19,10 +20,7 @@ describeWith('chromium', 'GET /docs in Chromium, behind a proxy that mounts the 
   beforeAll(async () => {
     app = await startTestApp({ AUTH_TOKENS: token });
     proxy = await startPrefixProxy(app.url, PREFIX);
-    browser = await chromium.launch({
-      executablePath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium(executablePath);
   }, 60_000);
 
   afterAll(async () => {

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../helpers/browser';
 import { startIdentityProvider, type IdentityProvider } from '../helpers/identity-provider';
 import { describeWith } from '../helpers/optional-services';
 import { uniqueId } from '../helpers/plants';
@@ -24,10 +25,7 @@ describeWith('chromium', 'a front end on an allowed origin calling the API with 
     origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
     idp = await startIdentityProvider();
     app = await startTestApp({ ...idp.env(), CORS_ORIGINS: origin });
-    browser = await chromium.launch({
-      executablePath,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium(executablePath);
   }, 60_000);
 
   afterAll(async () => {

@@ -4,18 +4,11 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { optionalService } from './optional-services';
+import { freePort } from './ports';
 
 /** True when nginx is on the PATH; under CI a missing nginx throws instead (tests/helpers/optional-services.ts). */
 export function nginxAvailable(): boolean {
   return optionalService('nginx') !== undefined;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /**

@@ -2,21 +2,13 @@ import { spawn } from 'node:child_process';
 import { closeSync, createReadStream, openSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
 import { aNewPlant } from '../helpers/plants';
 import { tempDataDir } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
+import { freePort } from '../helpers/ports';
 
 const ROOT = path.resolve(__dirname, '..', '..');
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** The built server with stdout on a FIFO that nobody reads (opened read-write here so the open does not wait). */
 async function startWithBlockedStdout(env: Record<string, string>) {

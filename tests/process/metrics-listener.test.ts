@@ -5,14 +5,7 @@ import { aNewPlant } from '../helpers/plants';
 import { rawRequest } from '../helpers/raw-request';
 import { startServer } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+import { freePort } from '../helpers/ports';
 
 describe('the metrics listener of the built server', () => {
   it('when METRICS_PORT and METRICS_HOST are set, then /metrics is served there and counts a create made on the public port', async () => {

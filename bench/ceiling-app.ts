@@ -1,0 +1,41 @@
+// What every ceiling server shares: Express 5 with helmet's headers, /readyz, and a bearer check against
+// AUTH_TOKENS (one token, compared as SHA-256 digests). Each ceiling adds its own routes and listens with listen().
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import express, { type Express } from 'express';
+import helmet from 'helmet';
+
+const digest = (text: string) => createHash('sha256').update(text).digest();
+
+export function ceilingApp(): Express {
+  const accepted = digest(process.env.AUTH_TOKENS ?? '');
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.use(helmet());
+  app.get('/readyz', (_req, res) => {
+    res.json({ status: 'ready' });
+  });
+  app.use((req, res, next) => {
+    const header = req.headers.authorization ?? '';
+    if (!/^bearer /i.test(header) || !timingSafeEqual(digest(header.slice(7)), accepted)) {
+      res.status(401).json({ error: 40101, message: 'unauthorized' });
+      return;
+    }
+    next();
+  });
+  return app;
+}
+
+/** Listens on PORT (127.0.0.1), says so on stdout as the service does, and closes on SIGTERM after onClose. */
+export function listen(app: Express, onClose: () => void = () => undefined): void {
+  const server = app.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+    process.stdout.write(`${JSON.stringify({ msg: 'listening', port: (server.address() as AddressInfo).port })}\n`);
+  });
+  process.on('SIGTERM', () =>
+    server.close(() => {
+      onClose();
+      process.exit(0);
+    }),
+  );
+}
