@@ -3,7 +3,7 @@ import type { Logger } from '../logger';
 import type { PlantRepository } from '../plants/plant.repository';
 import { SqlitePlantRepository } from '../plants/plant.repository.sqlite';
 import type { StoreObserver } from '../plants/store-observer';
-import { createSqliteWebhooks, type WebhookObserver } from '../webhooks';
+import { createPostgresWebhooks, createSqliteWebhooks, type WebhookObserver } from '../webhooks';
 import { openDatabase, type Db } from './database';
 import { isMigrated, loadMigrations, migrate, type Migration } from './migrate';
 import { refuseLostStore, SqliteHealth } from './sqlite-health';
@@ -68,6 +68,7 @@ export function createStore(config: Config, logger: Logger, hooks: StoreHooks = 
         connectTimeoutMs: config.databaseConnectTimeoutMs,
       },
       logger,
+      { observer: hooks.observer, webhooks: (pool) => createPostgresWebhooks(config, pool, logger, { observer: hooks.webhookObserver }) },
     );
   }
   refuseLostStore(target.path);
