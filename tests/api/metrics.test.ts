@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { bucketsOf, family, scrape, valueOf, type Scrape } from '../helpers/metrics';
 import { pause, sustainedOverload } from '../helpers/event-loop';
 import { aNewPlant } from '../helpers/plants';
-import { bearer, postPlant, startTestApp, type TestApp } from '../helpers/test-app';
+import { bearer, defaultStore, postPlant, startTestApp, type TestApp } from '../helpers/test-app';
 
 const DURATION_BUCKETS = ['0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '+Inf'];
 
@@ -138,6 +138,9 @@ describe('GET /metrics on the metrics listener, after known traffic', () => {
   });
 });
 
+// A second SQLite connection holding the write lock.
+const sqliteOnly = defaultStore() === 'postgres' ? it.skip : it;
+
 describe('metrics for refusals and store faults', () => {
   it('when a client passes RATE_LIMIT_PER_MINUTE, then the refusal is counted as rate-limited', async () => {
     const app = await startTestApp({ METRICS_PORT: '9464', RATE_LIMIT_PER_MINUTE: '1' });
@@ -165,7 +168,7 @@ describe('metrics for refusals and store faults', () => {
     expect(valueOf(scraped, 'plants_requests_shed_total')).toBe(1);
   });
 
-  it('when another connection holds the write lock, then the failed commit is counted by its driver code', async () => {
+  sqliteOnly('when another connection holds the write lock, then the failed commit is counted by its driver code', async () => {
     const app = await startTestApp({ METRICS_PORT: '9464', DATABASE_BUSY_TIMEOUT_MS: '50' });
     const locker = new Database(app.dbPath);
     locker.exec('BEGIN IMMEDIATE');
