@@ -2,7 +2,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import Database from 'better-sqlite3';
 import { aNewPlant, uniqueId } from '../helpers/plants';
 import { closedPort, sleep, startReceiver, WEBHOOK_SECRET, type Receiver } from '../helpers/webhook-receiver';
-import { defaultStore, postPlant, startTestApp, storedEvents, type TestApp } from '../helpers/test-app';
+import { defaultStore, dropTable, postPlant, startTestApp, storedEvents, storedPlant, type TestApp } from '../helpers/test-app';
 
 const opened: { close: () => Promise<void> }[] = [];
 async function appWith(env: Record<string, string>): Promise<TestApp> {
@@ -30,6 +30,8 @@ const outboxRows = storedEvents;
 
 // A second SQLite connection holding the lock or dropping the outbox table: faults of the SQLite file.
 const sqliteOnly = defaultStore() === 'postgres' ? it.skip : it;
+// On PostgreSQL the same fault is a missing relation (42P01): a bug, so 500, and the statement rolls back as a whole.
+const postgresOnly = defaultStore() === 'postgres' ? it : it.skip;
 
 describe('the new-plant webhook', () => {
   it('when a plant is created, then the subscriber gets it once, signed, with the exact int64 id in the body', async () => {
@@ -266,6 +268,20 @@ describe('the new-plant webhook', () => {
     expect([response.status, response.body.error]).toEqual([503, 50301]);
     expect(app.inspect().prepare('SELECT count(*) AS n FROM plants WHERE id = ?').pluck().get(plant.id)).toBe(0n);
     expect(app.logs.some((line) => line.level === 50 && JSON.stringify(line).includes('no such table: webhook_outbox'))).toBe(true);
+  });
+
+  postgresOnly('when its event cannot be written (the outbox table dropped), then the plant is not stored either and the create answers 500', async () => {
+    const hooks = await receiver();
+    const app = await appWith(webhookEnv(hooks.url));
+    dropTable(app, 'webhook_outbox');
+    const plant = aNewPlant();
+
+    const response = await postPlant(app, plant);
+    await sleep(300);
+
+    expect([response.status, response.body.error]).toEqual([500, 50001]);
+    expect(storedPlant(app, plant.id as number)).toBeUndefined();
+    expect(hooks.deliveries).toEqual([]);
   });
 
   it('when no webhook is configured, then creates store no event', async () => {
