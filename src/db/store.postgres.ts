@@ -59,7 +59,9 @@ export class PostgresStore implements Store {
     this.dispatcher?.start();
   }
 
-  readonly readiness = async (): Promise<boolean> => isPostgresMigrated(this.pool, this.migrations);
+  // Also this process's own flag: the schema is committed a round trip before migrate() marks the repository
+  // ready, and a /readyz 200 in between would send a write that still answers 503 "not migrated yet".
+  readonly readiness = async (): Promise<boolean> => (await isPostgresMigrated(this.pool, this.migrations)) && this.migrated;
 
   readonly open = async (): Promise<void> => {
     try {
