@@ -1,9 +1,14 @@
 import type { Logger } from '../logger';
 import { isUnavailable, PostgresPlantRepository } from '../plants/plant.repository.postgres';
+import type { StoreObserver } from '../plants/store-observer';
+import type { PostgresWebhooks } from '../webhooks';
 import { isPostgresMigrated, loadPostgresMigrations, migratePostgres } from './migrate.postgres';
 import type { Migration } from './migrations';
 import { createPostgresPool, redactUrl, type PgPool, type PostgresOptions } from './postgres';
 import type { Store } from './store';
+
+/** What PostgresStore wires around its pool: the metrics observer, and the webhooks made on that pool when configured. */
+export type PostgresWiring = { observer?: StoreObserver; webhooks?: (pool: PgPool) => PostgresWebhooks | undefined };
 
 const RETRY_MS = 1000;
 
@@ -11,11 +16,15 @@ const RETRY_MS = 1000;
  * PostgreSQL as the store: a pool, the repository on it, and the migration run. When PostgreSQL cannot be
  * reached at start the process starts anyway (/healthz 200, /readyz and writes 503) and start() retries the
  * migration every second until it succeeds. Once migrated, an outage needs nothing from here: the pool drops
- * broken connections and makes new ones when PostgreSQL answers again.
+ * broken connections and makes new ones when PostgreSQL answers again. The webhook dispatcher (on the shared
+ * outbox) starts once both server.ts has started it and the migrations have made its table.
  */
 export class PostgresStore implements Store {
   readonly pool: PgPool;
   readonly plants: PostgresPlantRepository;
+  readonly webhooks: Store['webhooks'];
+  private readonly dispatcher: PostgresWebhooks | undefined;
+  private dispatching: 'no' | 'asked' | 'started' = 'no';
   private readonly migrations: Migration[];
   private migrated = false;
   private retry: NodeJS.Timeout | undefined;
@@ -24,13 +33,35 @@ export class PostgresStore implements Store {
   constructor(
     private readonly options: PostgresOptions,
     private readonly logger: Logger,
+    wiring: PostgresWiring = {},
   ) {
     this.migrations = loadPostgresMigrations();
     this.pool = createPostgresPool(options, logger);
-    this.plants = new PostgresPlantRepository(this.pool, logger, options.statementTimeoutMs);
+    this.dispatcher = wiring.webhooks?.(this.pool);
+    this.plants = new PostgresPlantRepository(this.pool, logger, options.statementTimeoutMs, wiring.observer, this.dispatcher);
+    const dispatcher = this.dispatcher;
+    this.webhooks = dispatcher && {
+      start: () => {
+        this.dispatching = 'asked';
+        this.startDispatcher();
+      },
+      stop: async (timeoutMs) => {
+        const started = this.dispatching === 'started';
+        this.dispatching = 'no';
+        if (started) await dispatcher.stop(timeoutMs);
+      },
+    };
   }
 
-  readonly readiness = async (): Promise<boolean> => isPostgresMigrated(this.pool, this.migrations);
+  private startDispatcher(): void {
+    if (this.dispatching !== 'asked' || !this.migrated) return;
+    this.dispatching = 'started';
+    this.dispatcher?.start();
+  }
+
+  // Also this process's own flag: the schema is committed a round trip before migrate() marks the repository
+  // ready, and a /readyz 200 in between would send a write that still answers 503 "not migrated yet".
+  readonly readiness = async (): Promise<boolean> => (await isPostgresMigrated(this.pool, this.migrations)) && this.migrated;
 
   readonly open = async (): Promise<void> => {
     try {
@@ -68,6 +99,7 @@ export class PostgresStore implements Store {
     const applied = await migratePostgres(this.options, this.migrations);
     this.migrated = true;
     this.plants.markReady();
+    this.startDispatcher();
     this.logger.info({ database: redactUrl(this.options.url), applied }, 'database ready');
   }
 }

@@ -79,6 +79,13 @@ export function createStore(config: Config, logger: Logger, hooks: StoreHooks = 
         connectTimeoutMs: config.databaseConnectTimeoutMs,
       },
       logger,
+      {
+        observer: hooks.observer,
+        webhooks: (pool) =>
+          config.webhooks === undefined
+            ? undefined
+            : load<typeof import('../webhooks')>('webhooks').createPostgresWebhooks(config, pool, logger, { observer: hooks.webhookObserver }),
+      },
     );
   }
   refuseLostStore(target.path);

@@ -26,6 +26,21 @@ const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.
 const COMMIT_SECONDS_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 const BATCH_ROWS_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
 
+// A PostgreSQL SQLSTATE: five characters, of which the first two are the class. No class starts with E, so an
+// errno (EPIPE) is never read as one.
+const SQLSTATE = /^[0-9A-DF-Z][0-9A-Z]{4}$/;
+
+/**
+ * The driver's code: SQLITE_BUSY, …; PostgreSQL's SQLSTATE by class (SQLSTATE_57 operator intervention, which holds
+ * the statement timeout; SQLSTATE_08 connection; SQLSTATE_53 resources; …), so the label stays a short list; an
+ * errno (ECONNREFUSED, ETIMEDOUT, …) as it is.
+ */
+function storeErrorKind(error: unknown): string {
+  const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown };
+  if (typeof code === 'string') return SQLSTATE.test(code) ? `SQLSTATE_${code.slice(0, 2)}` : code;
+  return typeof name === 'string' ? name : 'unknown';
+}
+
 /** A registry of its own per call (tests build many apps in one process), with Node's runtime defaults. */
 export function createMetrics(): Metrics {
   const registry = new Registry();
@@ -103,10 +118,7 @@ export function createMetrics(): Metrics {
       batchRows.observe(rows);
       commitSeconds.observe(seconds);
     },
-    failed: (error) => {
-      const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown };
-      storeErrors.inc({ kind: typeof code === 'string' ? code : typeof name === 'string' ? name : 'unknown' });
-    },
+    failed: (error) => storeErrors.inc({ kind: storeErrorKind(error) }),
   };
 
   return { registry, http, store, webhooks: webhookMetrics(registers) };

@@ -1,8 +1,10 @@
 import type { PgPool } from '../db/postgres';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
-import type { InsertOutcome, PlantRepository } from './plant.repository';
+import { APPLY_WITH_EVENTS, type PostgresWebhooks } from '../webhooks';
+import type { CreateContext, InsertOutcome, PlantRepository } from './plant.repository';
 import { INT64_MAX, INT64_MIN, type NewPlant, type Plant } from './plant.schemas';
+import { ignoreStore, type StoreObserver } from './store-observer';
 
 /** The same shape as StoredPlant in plant.repository.ts on the read/delete branch. */
 type StoredPlant = { id: bigint; name: string; tag?: string };
@@ -35,14 +37,16 @@ function translate(error: unknown): Error {
 }
 
 type Pending =
-  | { kind: 'c'; id: bigint; plant: NewPlant; resolve: (outcome: InsertOutcome) => void; reject: (error: Error) => void }
+  | { kind: 'c'; id: bigint; plant: NewPlant; context?: CreateContext; resolve: (outcome: InsertOutcome) => void; reject: (error: Error) => void }
   | { kind: 'd'; id: bigint; resolve: (deleted: boolean) => void; reject: (error: Error) => void };
 
 /**
  * Group commit on PostgreSQL: creates and deletes that arrive in one event-loop turn go to the server as one
  * call of plants_apply (migrations/postgres/001) in one statement, so one transaction and one round trip; each
  * caller is answered after that commit (synchronous_commit=on). Operations on one id keep their arrival order;
- * across ids the batch is sorted by id so that two replicas' batches lock rows in the same order.
+ * across ids the batch is sorted by id so that two replicas' batches lock rows in the same order. With webhooks
+ * configured the same statement also writes the created plants' events (APPLY_WITH_EVENTS, a transactional
+ * outbox), still one round trip; without, the statement is plants_apply alone and nothing more is written.
  */
 export class PostgresPlantRepository implements PlantRepository {
   private pending: Pending[] = [];
@@ -52,6 +56,8 @@ export class PostgresPlantRepository implements PlantRepository {
     private readonly pool: PgPool,
     private readonly logger: Logger,
     private readonly deadlineMs: number,
+    private readonly observer: StoreObserver = ignoreStore,
+    private readonly webhooks?: Pick<PostgresWebhooks, 'outbox' | 'wake'>,
   ) {}
 
   /** Called once the migrations are applied; before that every operation answers 503. */
@@ -59,8 +65,8 @@ export class PostgresPlantRepository implements PlantRepository {
     this.ready = true;
   }
 
-  insertOrGet(plant: NewPlant): Promise<InsertOutcome> {
-    return new Promise((resolve, reject) => this.enqueue({ kind: 'c', id: plant.id, plant, resolve, reject }));
+  insertOrGet(plant: NewPlant, context?: CreateContext): Promise<InsertOutcome> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'c', id: plant.id, plant, context, resolve, reject }));
   }
 
   /** Resolves after the delete is committed: true when a plant was deleted, false when none had the id. */
@@ -113,22 +119,37 @@ export class PostgresPlantRepository implements PlantRepository {
     // The whole wait (a free connection, connecting, the statement) is bounded, so no request outlives it.
     const deadline = setTimeout(() => {
       settled = true;
+      // Counted as a timeout of its own: no driver error exists yet, and the statement may still commit.
+      this.observer.failed(Object.assign(new Error('no answer within DATABASE_STATEMENT_TIMEOUT_MS'), { code: 'ETIMEDOUT' }));
       const error = new AppError(
         'store_unavailable',
         'The store did not answer in time; the change may or may not be applied. Resend the same request to find out.',
       );
       for (const operation of batch) operation.reject(error);
     }, this.deadlineMs);
-    this.query<ApplyRow>('plants_apply', 'SELECT idx, created, deleted, stored_name, stored_tag FROM plants_apply($1, $2, $3, $4)', [
+    const values: unknown[] = [
       ordered.map((operation) => operation.kind),
       ordered.map((operation) => operation.id),
       ordered.map((operation) => (operation.kind === 'c' ? operation.plant.name : null)),
       ordered.map((operation) => (operation.kind === 'c' ? (operation.plant.tag ?? null) : null)),
-    ]).then(
+    ];
+    const outbox = this.webhooks?.outbox;
+    const statement =
+      outbox === undefined
+        ? this.query<ApplyRow>('plants_apply', 'SELECT idx, created, deleted, stored_name, stored_tag FROM plants_apply($1, $2, $3, $4)', values)
+        : this.query<ApplyRow>(
+            'plants_apply_events',
+            APPLY_WITH_EVENTS,
+            values.concat(outbox.eventParams(ordered.map((op) => (op.kind === 'c' ? { plant: op.plant, trace: op.context?.trace } : undefined)))),
+          );
+    statement.then(
       ({ rows }) => {
         clearTimeout(deadline);
         if (settled) return;
-        this.logger.debug({ rows: batch.length, ms: Math.round((performance.now() - started) * 100) / 100 }, 'group commit');
+        const seconds = (performance.now() - started) / 1000;
+        this.observer.committed(batch.length, seconds);
+        this.logger.debug({ rows: batch.length, ms: Math.round(seconds * 100_000) / 100 }, 'group commit');
+        if (this.webhooks !== undefined && rows.some((row) => row.created)) this.webhooks.wake();
         for (const row of rows) {
           const operation = ordered[row.idx - 1];
           if (operation === undefined) continue;
@@ -144,6 +165,8 @@ export class PostgresPlantRepository implements PlantRepository {
       (error: unknown) => {
         clearTimeout(deadline);
         if (settled) return;
+        // The driver's own error (its SQLSTATE or errno), not the 503 it becomes; a not-migrated store has none.
+        this.observer.failed(error instanceof AppError && error.cause !== undefined ? error.cause : error);
         const translated = translate(error);
         for (const operation of batch) operation.reject(translated);
       },

@@ -14,6 +14,7 @@ import { SqliteOutbox } from './outbox.sqlite';
 import type { WebhookObserver } from './webhook-observer';
 
 export type { PlantOutbox } from './outbox';
+export { APPLY_WITH_EVENTS, type BatchCreate } from './outbox.postgres';
 export type { AttemptOutcome, WebhookObserver } from './webhook-observer';
 
 export type Webhooks = { outbox: PlantOutbox; start(): void; stop(timeoutMs: number): Promise<void> };
@@ -35,8 +36,11 @@ export function createSqliteWebhooks(config: Config, db: Db, logger: Logger, obs
 }
 
 export type PostgresWebhooks = {
-  /** Call inside the plant's transaction with the plants actually inserted. */
-  outbox: Pick<PostgresOutbox, 'recordCreated'>;
+  /**
+   * The plant store runs APPLY_WITH_EVENTS with eventParams (one statement); recordCreated does the same inside a
+   * transaction of the caller's, with the plants actually inserted.
+   */
+  outbox: Pick<PostgresOutbox, 'recordCreated' | 'eventParams'>;
   /** Call after that transaction commits: the dispatcher looks at once instead of at its next poll. */
   wake(): void;
   start(): void;

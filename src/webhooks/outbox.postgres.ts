@@ -6,6 +6,28 @@ import type { OutboxEvent, OutboxStore, Settlement } from './outbox';
 
 type Queryable = Pick<PoolClient, 'query'>;
 
+/** One operation of a plant batch as the outbox sees it: a create (its plant and trace) or a delete (undefined). */
+export type BatchCreate = { plant: NewPlant; trace?: TraceContext } | undefined;
+
+/**
+ * The plant group commit with its events, in one statement and so one transaction and one round trip: $1 to $4
+ * are plants_apply's arrays, $5 to $9 what eventParams gives. The events CTE inserts one row per subscriber for
+ * each operation plants_apply answers `created` (never an identical retry, a conflict or a delete), so a plant
+ * and its events commit or roll back together. `applied` is MATERIALIZED (it is read twice anyway): plants_apply
+ * runs exactly once. Event ids are made in the process, `cardinality($5)` per operation, used only where created.
+ */
+export const APPLY_WITH_EVENTS = `WITH applied AS MATERIALIZED (
+  SELECT idx, created, deleted, stored_name, stored_tag FROM plants_apply($1, $2, $3, $4)
+), events AS (
+  INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, trace_context, next_attempt_at, created_at, updated_at)
+  SELECT ($7::text[])[(a.idx - 1) * cardinality($5::text[]) + s.n], s.subscriber, ($2::bigint[])[a.idx],
+         ($6::text[])[a.idx], ($8::text[])[a.idx], $9::bigint, $9::bigint, $9::bigint
+  FROM applied a CROSS JOIN unnest($5::text[]) WITH ORDINALITY AS s(subscriber, n)
+  WHERE a.created
+  ORDER BY a.idx, s.n
+)
+SELECT idx, created, deleted, stored_name, stored_tag FROM applied`;
+
 /**
  * The PostgreSQL outbox, shared by every replica. recordCreated runs on the client holding the plant's
  * transaction. A claim moves next_attempt_at past a lease in the same statement that picks the rows
@@ -18,6 +40,19 @@ export class PostgresOutbox implements OutboxStore {
     private readonly subscribers: readonly string[],
     private readonly leaseMs: number,
   ) {}
+
+  /** $5 to $9 of APPLY_WITH_EVENTS for a batch (in the order given to plants_apply). */
+  eventParams(batch: readonly BatchCreate[]): unknown[] {
+    const eventIds: string[] = [];
+    const payloads: (string | null)[] = [];
+    const contexts: (string | null)[] = [];
+    for (const operation of batch) {
+      payloads.push(operation === undefined ? null : newPlantPayload(operation.plant));
+      contexts.push(operation === undefined ? null : traceColumn(operation.trace));
+      for (let i = 0; i < this.subscribers.length; i += 1) eventIds.push(operation === undefined ? '' : newEventId());
+    }
+    return [this.subscribers, payloads, eventIds, contexts, Date.now()];
+  }
 
   /**
    * Inside the caller's transaction, for the plants it actually inserted: one event per subscriber each.

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { bucketsOf, family, scrape, valueOf, type Scrape } from '../helpers/metrics';
 import { pause, sustainedOverload } from '../helpers/event-loop';
 import { aNewPlant } from '../helpers/plants';
-import { bearer, postPlant, startTestApp, type TestApp } from '../helpers/test-app';
+import { bearer, defaultStore, dropTable, postPlant, startTestApp, type TestApp } from '../helpers/test-app';
 
 const DURATION_BUCKETS = ['0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '+Inf'];
 
@@ -138,6 +138,11 @@ describe('GET /metrics on the metrics listener, after known traffic', () => {
   });
 });
 
+// A second SQLite connection holding the write lock.
+const sqliteOnly = defaultStore() === 'postgres' ? it.skip : it;
+// On SQLite a statement that fails on its own fails alone, not the commit: PostgreSQL fails the whole batch.
+const postgresOnly = defaultStore() === 'postgres' ? it : it.skip;
+
 describe('metrics for refusals and store faults', () => {
   it('when a client passes RATE_LIMIT_PER_MINUTE, then the refusal is counted as rate-limited', async () => {
     const app = await startTestApp({ METRICS_PORT: '9464', RATE_LIMIT_PER_MINUTE: '1' });
@@ -165,7 +170,7 @@ describe('metrics for refusals and store faults', () => {
     expect(valueOf(scraped, 'plants_requests_shed_total')).toBe(1);
   });
 
-  it('when another connection holds the write lock, then the failed commit is counted by its driver code', async () => {
+  sqliteOnly('when another connection holds the write lock, then the failed commit is counted by its driver code', async () => {
     const app = await startTestApp({ METRICS_PORT: '9464', DATABASE_BUSY_TIMEOUT_MS: '50' });
     const locker = new Database(app.dbPath);
     locker.exec('BEGIN IMMEDIATE');
@@ -179,5 +184,18 @@ describe('metrics for refusals and store faults', () => {
     expect(status).toBe(503);
     expect(valueOf(scraped, 'plants_store_errors_total', { kind: 'SQLITE_BUSY' })).toBe(1);
     expect(valueOf(scraped, 'plants_error_responses_total', { code: '50301', cause: 'store_unavailable' })).toBe(1);
+  });
+
+  postgresOnly('when the plants table is gone, then the failed commit is counted by its SQLSTATE class', async () => {
+    const app = await startTestApp({ METRICS_PORT: '9464' });
+    dropTable(app, 'plants');
+
+    const status = (await postPlant(app, aNewPlant())).status;
+    const scraped = await scrapeSettled(app);
+    await app.close();
+
+    expect(status).toBe(500);
+    expect(valueOf(scraped, 'plants_store_errors_total', { kind: 'SQLSTATE_42' })).toBe(1);
+    expect(valueOf(scraped, 'plants_store_commit_batch_rows_count')).toBe(0);
   });
 });

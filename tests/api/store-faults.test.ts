@@ -1,11 +1,14 @@
 import { copyFileSync, renameSync, unlinkSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { aNewPlant } from '../helpers/plants';
-import { postPlant, startTestApp, storedRows } from '../helpers/test-app';
+import { defaultStore, postPlant, startTestApp, storedRows } from '../helpers/test-app';
 
 const STORE_UNAVAILABLE = { error: 50301, message: 'The store cannot take writes now; nothing was written. Retry later.' };
 
-describe('the database file deleted or replaced while running', () => {
+// Faults of the SQLite file (a second connection's lock, the file unlinked or replaced, a full or read-only volume).
+const sqliteOnly = defaultStore() === 'postgres' ? describe.skip : describe;
+
+sqliteOnly('the database file deleted or replaced while running', () => {
   it('when the file is unlinked under the running app, then creates answer 503 50301, /readyz 503, and one error line says so', async () => {
     const app = await startTestApp();
     expect((await postPlant(app, aNewPlant())).status).toBe(200);
@@ -44,7 +47,7 @@ describe('the database file deleted or replaced while running', () => {
   });
 });
 
-describe('a write lock held by another connection', () => {
+sqliteOnly('a write lock held by another connection', () => {
   it('while the lock is held, /healthz answers within 50 ms and the create waits, then answers 200 once the lock is released', async () => {
     const app = await startTestApp({ DATABASE_BUSY_TIMEOUT_MS: '3000' });
     const locker = new Database(app.dbPath);
@@ -86,7 +89,7 @@ describe('a write lock held by another connection', () => {
   });
 });
 
-describe('a read-only or failing volume', () => {
+sqliteOnly('a read-only or failing volume', () => {
   it('when the store is read-only, then creates answer 503 50301, /readyz 503, and one warn line per episode', async () => {
     const app = await startTestApp({}, { readonly: true });
     const readyAtStart = await app.request.get('/readyz');

@@ -1,5 +1,5 @@
 import { aNewPlant } from '../helpers/plants';
-import { postPlant, startTestApp, type TestApp } from '../helpers/test-app';
+import { postPlant, startTestApp, storedEvents, type TestApp } from '../helpers/test-app';
 import { closedPort, sleep, startReceiver, WEBHOOK_SECRET, type Receiver } from '../helpers/webhook-receiver';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -26,8 +26,7 @@ const fieldsOf = (header: string | undefined) => {
   const match = TRACEPARENT.exec(header ?? '');
   return match === null ? undefined : { traceId: match[1], spanId: match[2], flags: match[3] };
 };
-const storedTrace = (app: TestApp, plantId: unknown) =>
-  app.inspect().prepare('SELECT trace_context FROM webhook_outbox WHERE plant_id = ?').pluck().all(plantId);
+const storedTrace = (app: TestApp, plantId: unknown) => storedEvents(app, BigInt(plantId as number)).map((row) => row.trace_context);
 
 describe('W3C traceparent on webhook deliveries', () => {
   it('when the create came with a valid traceparent, then every attempt carries its trace id with a new span id of its own', async () => {

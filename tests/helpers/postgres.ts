@@ -55,3 +55,30 @@ export function plantRows(url: string, where = 'TRUE'): { id: bigint; name: stri
   );
   return rows.map((row) => ({ id: BigInt(row.id), name: row.name, tag: row.tag }));
 }
+
+export type OutboxRow = {
+  event_id: string;
+  subscriber: string;
+  plant_id: bigint;
+  payload: string;
+  status: string;
+  attempts: bigint;
+  last_error: string | null;
+  trace_context: string | null;
+};
+
+/** The webhook outbox through psql in write order, ids and attempts as bigint (as the SQLite file reads them). */
+export function outboxRows(url: string, where = 'TRUE'): OutboxRow[] {
+  const rows = queryJson<(Omit<OutboxRow, 'plant_id' | 'attempts'> & { plant_id: string; attempts: number })[]>(
+    url,
+    `SELECT coalesce(json_agg(json_build_object('event_id', event_id, 'subscriber', subscriber, 'plant_id', plant_id::text,
+       'payload', payload, 'status', status, 'attempts', attempts, 'last_error', last_error, 'trace_context', trace_context) ORDER BY seq), '[]')
+     FROM webhook_outbox WHERE ${where}`,
+  );
+  return rows.map((row) => ({ ...row, plant_id: BigInt(row.plant_id), attempts: BigInt(row.attempts) }));
+}
+
+/** One statement on a connection of its own (psql), e.g. a table dropped under the running app. */
+export function runSql(url: string, sql: string): void {
+  execFileSync('psql', [url, '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-c', sql], { encoding: 'utf8' });
+}

@@ -15,7 +15,7 @@ import { SERVER_OPTIONS, installHttpEdges } from '../../src/http/http-edges';
 import type { Lifecycle } from '../../src/http/lifecycle';
 import { createLogger, type Logger } from '../../src/logger';
 import { createMetrics, serveMetrics, type Metrics } from '../../src/metrics';
-import { adminUrl, createTestDatabase, plantRows } from './postgres';
+import { adminUrl, createTestDatabase, outboxRows, plantRows, runSql, type OutboxRow } from './postgres';
 
 export const TOKEN = 'test-token-0123456789abcdefghijklmnopqrstuvwxyz';
 export const OTHER_TOKEN = 'other-token-0123456789abcdefghijklmnopqrstuvwxyz';
@@ -217,4 +217,24 @@ export function storedPlant(app: TestApp, id: bigint | number): { id: bigint; na
   return app.inspect().prepare('SELECT id, name, tag FROM plants WHERE id = ?').get(BigInt(id)) as
     | { id: bigint; name: string; tag: string | null }
     | undefined;
+}
+
+/** The webhook outbox in write order (all of it, or one plant's events), read on a connection of its own. */
+export function storedEvents(app: TestApp, plantId?: bigint | number): OutboxRow[] {
+  if (app.store === 'postgres') return outboxRows(app.dbPath, plantId === undefined ? 'TRUE' : `plant_id = ${BigInt(plantId)}`);
+  const columns = 'event_id, subscriber, plant_id, payload, status, attempts, last_error, trace_context';
+  const connection = app.inspect();
+  return (
+    plantId === undefined
+      ? connection.prepare(`SELECT ${columns} FROM webhook_outbox ORDER BY seq`).all()
+      : connection.prepare(`SELECT ${columns} FROM webhook_outbox WHERE plant_id = ? ORDER BY seq`).all(BigInt(plantId))
+  ) as OutboxRow[];
+}
+
+/** Drops a table under the running app from a connection of its own: every statement on it becomes a bug (500). */
+export function dropTable(app: TestApp, table: string): void {
+  if (app.store === 'postgres') return runSql(app.dbPath, `DROP TABLE ${table}`);
+  const dropper = new Database(app.dbPath);
+  dropper.exec(`DROP TABLE ${table}`);
+  dropper.close();
 }

@@ -4,6 +4,7 @@ import { describeWith } from '../helpers/optional-services';
 import { rawRequest } from '../helpers/raw-request';
 import { startServer, type ServerProcess } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
+import { startReceiver, WEBHOOK_SECRET, type Receiver } from '../helpers/webhook-receiver';
 
 const json = { 'Content-Type': 'application/json', Authorization: `Bearer ${TOKEN}` };
 const post = async (server: ServerProcess, body: unknown) => (await rawRequest(server.url, { headers: json, body: JSON.stringify(body) })).status;
@@ -83,5 +84,28 @@ describeWith('postgres', 'several replicas on one PostgreSQL database', (server)
 
     expect([created.status, retry.status, neighbour.status]).toEqual([200, 200, 200]);
     expect(plantRows(database.url, 'id IN (9007199254740992, 9007199254740993)').map((row) => row.id)).toEqual([9007199254740992n, 9007199254740993n]);
+  });
+
+  it('when both replicas send webhooks, then each plant created on either is delivered once, signed, from the shared outbox', async () => {
+    const hooks: Receiver = await startReceiver();
+    const env = { DATABASE_URL: database.url, WEBHOOK_URLS: hooks.url, WEBHOOK_SECRET };
+    const [a, b] = await Promise.all([startServer(env), startServer(env)]);
+    replicas.push(a, b);
+    const plants = Array.from({ length: 40 }, () => aNewPlant());
+    const raced = aNewPlant();
+
+    try {
+      const statuses = await Promise.all([...plants.map((plant, i) => post(i % 2 === 0 ? a : b, plant)), post(a, raced), post(b, raced)]);
+      await hooks.waitFor((all) => all.length >= plants.length + 1, 10_000);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+
+      expect(statuses).toEqual(Array(plants.length + 2).fill(200));
+      expect(hooks.deliveries.map((delivery) => delivery.body).sort()).toEqual([...plants, raced].map((plant) => JSON.stringify(plant)).sort());
+      expect(hooks.deliveries.every((delivery) => delivery.verified === true)).toBe(true);
+      expect(new Set(hooks.deliveries.map((delivery) => delivery.id)).size).toBe(plants.length + 1);
+      expect(queryJson<string[]>(database.url, 'SELECT json_agg(DISTINCT status) FROM webhook_outbox')).toEqual(['delivered']);
+    } finally {
+      await hooks.close();
+    }
   });
 });
