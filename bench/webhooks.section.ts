@@ -12,6 +12,8 @@ const SECRET = `whsec_${Buffer.alloc(32, 42).toString('base64')}`;
 /** A subscriber in this process: answers 200 at once and notes when each plant id arrived. */
 async function startReceiver(port = 0) {
   const arrivals = new Map<string, number>();
+  // Wall-clock arrival, comparable with the outbox's own timestamps (created_at, the attempt's updated_at).
+  const arrivedAt = new Map<string, number>();
   let count = 0;
   const server = http.createServer((req, res) => {
     let body = '';
@@ -19,7 +21,10 @@ async function startReceiver(port = 0) {
     req.on('end', () => {
       count += 1;
       const id = /"id":(-?\d+)/.exec(body)?.[1];
-      if (id !== undefined && !arrivals.has(id)) arrivals.set(id, performance.now());
+      if (id !== undefined && !arrivals.has(id)) {
+        arrivals.set(id, performance.now());
+        arrivedAt.set(id, Date.now());
+      }
       res.writeHead(200).end();
     });
   });
@@ -27,6 +32,7 @@ async function startReceiver(port = 0) {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
     arrivals,
+    arrivedAt,
     count: () => count,
     close: () => {
       server.closeAllConnections();
@@ -88,6 +94,39 @@ async function pacedLag(port: number, rate: number, seconds: number, arrivals: M
   };
 }
 
+/**
+ * Where the lag goes, from the outbox's own timestamps (created_at in the plant's transaction, updated_at the
+ * start of the delivering attempt) and the receiver's wall-clock arrival: time the dispatcher made an event
+ * wait versus time between its send and the receiver seeing it (the wire and the receiver's own process).
+ */
+function lagSplit(storeUrl: string, arrivedAt: Map<string, number>) {
+  const db = new Database(storeUrl.slice('file:'.length), { readonly: true });
+  const rows = db
+    .prepare("SELECT CAST(plant_id AS TEXT) AS id, created_at, updated_at FROM webhook_outbox WHERE status = 'delivered' AND attempts = 1")
+    .all() as { id: string; created_at: number; updated_at: number }[];
+  db.close();
+  const toAttempt: number[] = [];
+  const toReceiver: number[] = [];
+  const total: number[] = [];
+  // The worst wait of each second of the run: a lag that is there from the start and stays, versus one that grows.
+  const first = Math.min(...rows.map((row) => row.created_at));
+  const worstBySecond: number[] = [];
+  for (const row of rows) {
+    const second = Math.floor((row.created_at - first) / 1000);
+    worstBySecond[second] = Math.max(worstBySecond[second] ?? 0, row.updated_at - row.created_at);
+    const arrived = arrivedAt.get(row.id);
+    if (arrived === undefined) continue;
+    toAttempt.push(row.updated_at - row.created_at);
+    toReceiver.push(arrived - row.updated_at);
+    total.push(arrived - row.created_at);
+  }
+  const at = (values: number[]) => {
+    values.sort((a, b) => a - b);
+    return (q: number) => values[Math.min(values.length - 1, Math.floor(values.length * q))] ?? NaN;
+  };
+  return { toAttempt: at(toAttempt), toReceiver: at(toReceiver), total: at(total), worstBySecond };
+}
+
 /** Creates with the subscriber down, then a restart with it up and every pending event due: events/s sent. */
 async function drainRate(down: Record<string, string>, port: number): Promise<{ events: number; perSecond: number }> {
   const url = freshStore('webhooks-drain');
@@ -122,14 +161,20 @@ export async function webhooksSection(): Promise<SectionResult> {
   });
 
   const rate = Math.max(1, Math.round(medians.subscriber.rps / 2));
-  const lagServer = await start('service', freshStore('webhooks-lag'), one);
+  const lagStore = freshStore('webhooks-lag');
+  const lagServer = await start('service', lagStore, one);
   const lag = await pacedLag(lagServer.port, rate, SECONDS, receiver.arrivals);
   await lagServer.stop();
+  const split = lagSplit(lagStore, receiver.arrivedAt);
   await receiver.close();
   const quantile = (values: number[], q: number) => values[Math.min(values.length - 1, Math.floor(values.length * q))] ?? NaN;
   const p = (q: number) => quantile(lag.lags, q);
   console.error(
     `webhooks lag at ${rate} creates/s: 200-to-delivery p50 ${f1(p(0.5))} ms, p99 ${f1(p(0.99))} ms; send-to-delivery p99 ${f1(quantile(lag.fromSend, 0.99))} ms; ${lag.missing} not delivered, ${lag.failed} creates not 200`,
+  );
+
+  console.error(
+    `webhooks lag split (p50/p99 ms, wall clock): commit to attempt start ${f1(split.toAttempt(0.5))}/${f1(split.toAttempt(0.99))}, attempt start to receiver ${f1(split.toReceiver(0.5))}/${f1(split.toReceiver(0.99))}, commit to receiver ${f1(split.total(0.5))}/${f1(split.total(0.99))}; worst commit to attempt start by second of the run ${split.worstBySecond.join(', ')}`,
   );
 
   const drain = await drainRate(down, downPort);
@@ -147,6 +192,7 @@ export async function webhooksSection(): Promise<SectionResult> {
     '|---|---:|---|',
     `| creates/s, one subscriber / none | ${f2(medians.subscriber.rps / medians.none.rps)} | ≥ 0.80 |`,
     `| commit-to-delivery p99 at ${rate} creates/s (half the rate): the 200 to the delivery's arrival | ${f1(p(0.99))} ms (p50 ${f1(p(0.5))}; from the send, p99 ${f1(quantile(lag.fromSend, 0.99))}; ${lag.missing} of ${lag.lags.length + lag.missing} not delivered) | < 1 s |`,
+    `| where it went: commit to attempt start / attempt start to receiver, p99 (the outbox's timestamps) | ${f1(split.toAttempt(0.99))} / ${f1(split.toReceiver(0.99))} ms | measured |`,
     `| creates/s, subscriber down / none | ${f2(medians.down.rps / medians.none.rps)} | ≥ 0.90 |`,
     `| backlog drain after the subscriber is back (${drain.events} events, all due) | ${f0(drain.perSecond)} events/s | measured |`,
     '',

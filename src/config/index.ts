@@ -61,7 +61,7 @@ const envSchema = z.object({
   WEBHOOK_TIMEOUT_MS: integer(100, 60_000).prefault('5000'),
   WEBHOOK_RETRY_SCHEDULE: retrySchedule.prefault('5s,5m,30m,2h,5h,10h,10h'),
   WEBHOOK_RETENTION_HOURS: integer(1, 24 * 365).prefault('72'),
-  WEBHOOK_CONNECTIONS: integer(1, 256).prefault('8'),
+  WEBHOOK_CONNECTIONS: integer(1, 256).prefault('64'),
   MAX_CONNECTIONS: integer(1, 1_000_000).prefault('1000'),
 });
 

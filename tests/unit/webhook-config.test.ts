@@ -25,7 +25,7 @@ describe('loadConfig: webhooks', () => {
       timeoutMs: 5000,
       retryScheduleMs: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
       retentionHours: 72,
-      connections: 8,
+      connections: 64,
     });
   });
 
