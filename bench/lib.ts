@@ -65,6 +65,11 @@ async function waitReady(port: number, timeoutMs = 30_000): Promise<void> {
   throw new Error('server not ready in time');
 }
 
+/** The node flags of `npm start` (the Dockerfile's CMD has the same): every target runs as production does. */
+const PRODUCTION_NODE_FLAGS: string[] = ((JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start)
+  .split(' ')
+  .filter((word) => word.startsWith('--'));
+
 export type Started = { child: ChildProcess; port: number; startedAt: number; logFile: string; stop: () => Promise<void> };
 let runCount = 0;
 
@@ -96,7 +101,7 @@ export async function start(target: Target, databaseUrl: string, env: Record<str
   const log = openSync(logFile, 'a');
   const port = await freePort();
   const startedAt = performance.now();
-  const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  const nodeFlags = [...PRODUCTION_NODE_FLAGS, ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
   const child = spawn('taskset', ['-c', '0', process.execPath, ...nodeFlags, scriptOf(target)], {
     cwd: ROOT,
     env: {
