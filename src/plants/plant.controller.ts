@@ -3,7 +3,6 @@ import type { z } from 'zod';
 import { AppError } from '../errors';
 import type { TraceContext } from '../http/trace-context';
 import type { PlantService } from './plant.service';
-import { plantJson, plantsJson } from './plant.json';
 import { listQuerySchema, newPlantSchema, plantIdParamSchema } from './plant.schemas';
 
 const describe = (error: z.ZodError) =>
@@ -15,7 +14,7 @@ function parseId(text: string): bigint {
   return parsed.data;
 }
 
-// Ids are bigints, which JSON.stringify cannot write: the body is written by plant.json.ts.
+// Ids are bigints, which JSON.stringify cannot write: the store hands back the body's JSON text.
 function sendPlants(res: Response, json: string): void {
   res.set('Cache-Control', 'no-store').type('application/json').send(json);
 }
@@ -51,12 +50,11 @@ export class PlantController {
     if (!parsed.success) throw new AppError('invalid_parameter', describe(parsed.error));
     const page = await this.service.list(parsed.data);
     if (page.nextAfter !== undefined) res.set('Link', nextLink(req, parsed.data, page.nextAfter));
-    sendPlants(res, plantsJson(page.plants));
+    sendPlants(res, page.json);
   };
 
   get = async (req: Request, res: Response): Promise<void> => {
-    const plant = await this.service.get(parseId(req.params.id as string));
-    sendPlants(res, plantJson(plant));
+    sendPlants(res, await this.service.get(parseId(req.params.id as string)));
   };
 
   delete = async (req: Request, res: Response): Promise<void> => {

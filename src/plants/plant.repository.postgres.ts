@@ -2,12 +2,10 @@ import type { PgPool } from '../db/postgres';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
 import { APPLY_WITH_EVENTS, type PostgresWebhooks } from '../webhooks';
-import type { CreateContext, InsertOutcome, PlantRepository } from './plant.repository';
+import type { CreateContext, InsertOutcome, PlantRepository, PlantsPage, StoredPlant } from './plant.repository';
+import { plantJson, plantsJson } from './plant.json';
 import { INT64_MAX, INT64_MIN, type NewPlant, type Plant } from './plant.schemas';
 import { ignoreStore, type StoreObserver } from './store-observer';
-
-/** The same shape as StoredPlant in plant.repository.ts on the read/delete branch. */
-type StoredPlant = { id: bigint; name: string; tag?: string };
 
 type Row = { id: bigint; name: string; tag: string | null };
 type ApplyRow = { idx: number; created: boolean; deleted: boolean; stored_name: string | null; stored_tag: string | null };
@@ -74,26 +72,35 @@ export class PostgresPlantRepository implements PlantRepository {
     return new Promise((resolve, reject) => this.enqueue({ kind: 'd', id, resolve, reject }));
   }
 
-  async findById(id: bigint): Promise<StoredPlant | undefined> {
+  /**
+   * The JSON text is written here from the row (plant.json.ts), not by PostgreSQL: json_build_object's text puts
+   * spaces around its colons, and the two stores answer byte for byte the same body.
+   */
+  async findById(id: bigint): Promise<string | undefined> {
     const { rows } = await this.query<Row>('plants_by_id', 'SELECT id, name, tag FROM plants WHERE id = $1', [id]);
-    return rows[0] === undefined ? undefined : toStored(rows[0]);
+    return rows[0] === undefined ? undefined : plantJson(toStored(rows[0]));
   }
 
-  /** Ascending id, ids greater than `after` when given, only `tag` when given, at most `limit` rows. */
-  async list(query: { limit: number; after?: bigint; tag?: string }): Promise<StoredPlant[]> {
+  /** Ascending id, ids greater than `after` when given, only `tag` when given, at most `limit` plants. */
+  async list(query: { limit: number; after?: bigint; tag?: string }): Promise<PlantsPage> {
     // One statement per shape, not `($1 IS NULL OR id > $1)`: a prepared statement's generic plan could not
     // start its index scan at the cursor, and a deep page would read every row before it.
-    if (query.after === INT64_MAX) return [];
+    if (query.after === INT64_MAX) return { json: '[]' };
     const from = query.after === undefined ? INT64_MIN : query.after + 1n;
+    // One row more than the page: when it comes back, another page follows.
     const { rows } =
       query.tag === undefined
-        ? await this.query<Row>('plants_list', 'SELECT id, name, tag FROM plants WHERE id >= $1 ORDER BY id LIMIT $2', [from, query.limit])
+        ? await this.query<Row>('plants_list', 'SELECT id, name, tag FROM plants WHERE id >= $1 ORDER BY id LIMIT $2', [from, query.limit + 1])
         : await this.query<Row>('plants_list_by_tag', 'SELECT id, name, tag FROM plants WHERE tag = $1 AND id >= $2 ORDER BY tag, id LIMIT $3', [
             query.tag,
             from,
-            query.limit,
+            query.limit + 1,
           ]);
-    return rows.map(toStored);
+    const more = rows.length > query.limit;
+    if (more) rows.length = query.limit;
+    const plants = rows.map(toStored);
+    const last = plants[plants.length - 1];
+    return more && last !== undefined ? { json: plantsJson(plants), nextAfter: last.id } : { json: plantsJson(plants) };
   }
 
   private async query<R extends object>(name: string, text: string, values: unknown[]): Promise<{ rows: R[] }> {

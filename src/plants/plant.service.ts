@@ -1,9 +1,6 @@
 import { AppError } from '../errors';
-import type { CreateContext, PlantRepository, StoredPlant } from './plant.repository';
+import type { CreateContext, PlantRepository, PlantsPage } from './plant.repository';
 import type { NewPlant, Plant } from './plant.schemas';
-
-/** One page of plants, and the id to continue after when more follow. */
-export type PlantPage = { plants: StoredPlant[]; nextAfter?: bigint };
 
 const notFound = (id: bigint) => new AppError('plant_not_found', `id: no plant has id ${id}.`);
 
@@ -22,18 +19,16 @@ export class PlantService {
     return stored;
   }
 
-  async get(id: bigint): Promise<StoredPlant> {
+  /** The plant's JSON text. */
+  async get(id: bigint): Promise<string> {
     const plant = await this.plants.findById(id);
     if (plant === undefined) throw notFound(id);
     return plant;
   }
 
-  /** Asks for one row more than the page: when it comes back, another page follows. */
-  async list(query: { limit: number; after?: bigint; tag?: string }): Promise<PlantPage> {
-    const plants = await this.plants.list({ ...query, limit: query.limit + 1 });
-    if (plants.length <= query.limit) return { plants };
-    plants.length = query.limit;
-    return { plants, nextAfter: (plants[query.limit - 1] as StoredPlant).id };
+  /** One page of plants as JSON text, and the id to continue after when more follow. */
+  list(query: { limit: number; after?: bigint; tag?: string }): Promise<PlantsPage> {
+    return this.plants.list(query);
   }
 
   async delete(id: bigint): Promise<void> {
