@@ -1,14 +1,17 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { WebhookConfig } from '../config';
 import type { Logger } from '../logger';
 import { deliver, subscriberOf, UNREACHABLE, type Subscriber } from './delivery';
 import { decodeSecret } from './event';
 import type { OutboxEvent, OutboxStore, Settlement } from './outbox';
+import { PRUNE_EVERY_MS, pruneOutbox } from './retention';
+import { settlementOf } from './retry';
 import { ignoreWebhooks, type WebhookObserver } from './webhook-observer';
 
 type Lane = Subscriber & {
   inFlight: number;
   pumpQueued: boolean;
+  /** The queued pump comes from the poll: the only pump that spends an unreachable subscriber's due events. */
+  pollQueued: boolean;
   claiming: boolean;
   /** Until then the subscriber counts as unreachable: attempts fail with `unreachable` without dialing. */
   unreachableUntil: number;
@@ -28,10 +31,10 @@ export type DispatcherOptions = {
   settleEveryMs?: number;
 };
 
-const PRUNE_EVERY_MS = 3_600_000;
 // Outcomes written at once past this many: until written their events stay held, and a claim reads past them.
 const SETTLE_BATCH = 64;
-const JITTER = 0.2;
+// Events of an unreachable subscriber spent (attempted without dialing) per claim: they hold no connection.
+const SKIP_BATCH = 500;
 
 /**
  * Sends outbox events to subscribers: one undici pool per subscriber (keep-alive, at most `connections`
@@ -73,6 +76,7 @@ export class WebhookDispatcher {
       ...subscriberOf(url, config),
       inFlight: 0,
       pumpQueued: false,
+      pollQueued: false,
       claiming: false,
       unreachableUntil: 0,
       unreachable: '',
@@ -87,7 +91,7 @@ export class WebhookDispatcher {
       },
       (err: unknown) => logger.error({ err }, 'webhook outbox: cannot retire events of removed subscribers'),
     );
-    this.timers.push(setInterval(this.wake, this.pollMs), setInterval(() => void this.flush(), this.settleEveryMs));
+    this.timers.push(setInterval(this.poll, this.pollMs), setInterval(() => void this.flush(), this.settleEveryMs));
     this.timers.push(setInterval(() => void this.prune(), PRUNE_EVERY_MS));
     void this.prune();
     this.wake();
@@ -96,6 +100,10 @@ export class WebhookDispatcher {
   /** Something may be due: each subscriber looks once, on the next turn of the event loop. */
   readonly wake = (): void => {
     for (const lane of this.lanes) this.schedulePump(lane);
+  };
+
+  private readonly poll = (): void => {
+    for (const lane of this.lanes) this.schedulePump(lane, true);
   };
 
   /** Waits up to `timeoutMs` for attempts in flight; the rest are abandoned and stay pending. */
@@ -122,36 +130,55 @@ export class WebhookDispatcher {
     await Promise.all(this.lanes.map((lane) => lane.pool.destroy()));
   }
 
-  private schedulePump(lane: Lane): void {
-    if (lane.pumpQueued || this.stopping) return;
+  private schedulePump(lane: Lane, polled = false): void {
+    if (this.stopping) return;
+    lane.pollQueued ||= polled;
+    if (lane.pumpQueued) return;
     lane.pumpQueued = true;
     setImmediate(() => {
+      const fromPoll = lane.pollQueued;
       lane.pumpQueued = false;
-      void this.pump(lane);
+      lane.pollQueued = false;
+      void this.pump(lane, fromPoll);
     });
   }
 
-  private async pump(lane: Lane): Promise<void> {
-    const free = this.options.config.connections - lane.inFlight;
+  private async pump(lane: Lane, polled: boolean): Promise<void> {
+    // While a subscriber is unreachable, its due events are spent in batches at each poll, not with a claim
+    // per new event: with the subscriber down, creates then pay for almost nothing of its retries.
+    const unreachable = lane.unreachableUntil > this.now();
+    if (unreachable && !polled) return;
+    const free = unreachable ? SKIP_BATCH : this.options.config.connections - lane.inFlight;
     if (this.stopping || lane.claiming || free <= 0) return;
     lane.claiming = true;
     let events: OutboxEvent[];
     try {
-      events = await this.options.store.claim(lane.url, free, this.now());
+      events = await this.options.store.claim(lane.url, free, this.now(), polled);
     } catch (err) {
       this.options.logger.error({ err, subscriber: lane.host }, 'webhook outbox: cannot read due events');
       return;
     } finally {
       lane.claiming = false;
     }
-    for (const event of events) void this.attempt(lane, event);
+    if (!unreachable) {
+      for (const event of events) void this.attempt(lane, event);
+      return;
+    }
+    for (const event of events) this.skip(lane, event);
+    await this.flush();
+    if (events.length === free) this.schedulePump(lane, true);
+  }
+
+  /** An attempt without dialing: the subscriber refused a connection moments ago. */
+  private skip(lane: Lane, event: OutboxEvent): void {
+    this.record(lane, event, this.now(), lane.unreachable, undefined, false);
+    this.observer.attempted('skipped');
   }
 
   private async attempt(lane: Lane, event: OutboxEvent): Promise<void> {
     const { config } = this.options;
     if (lane.unreachableUntil > this.now()) {
-      this.record(lane, event, this.now(), lane.unreachable, undefined, false);
-      this.observer.attempted('skipped');
+      this.skip(lane, event);
       if (this.settlements.length >= SETTLE_BATCH) void this.flush();
       this.schedulePump(lane);
       return;
@@ -160,7 +187,7 @@ export class WebhookDispatcher {
     this.inFlight.set(event.seq, controller);
     lane.inFlight += 1;
     const at = this.now();
-    const { failure, status, outcome } = await deliver(lane, this.key, event, at, config.timeoutMs, controller.signal);
+    const { failure, status, outcome } = await deliver(lane, this.key, event, at, config.timeoutMs, controller);
     this.inFlight.delete(event.seq);
     lane.inFlight -= 1;
     if (this.abandoned) return;
@@ -179,22 +206,11 @@ export class WebhookDispatcher {
   }
 
   private record(lane: Lane, event: OutboxEvent, at: number, failure: string | undefined, status: number | undefined, dialed: boolean): void {
-    const schedule = this.options.config.retryScheduleMs;
-    const attempts = event.attempts + 1;
-    if (failure === undefined) {
-      this.settlements.push({ seq: event.seq, status: 'delivered', attempts, nextAttemptAt: at, at, error: null });
-      return;
-    }
-    const delay = schedule[attempts - 1];
-    const nextAttemptAt = delay === undefined ? null : at + Math.round(delay * (1 - JITTER + 2 * JITTER * this.random()));
-    this.settlements.push({
-      seq: event.seq,
-      status: nextAttemptAt === null ? 'failed' : 'pending',
-      attempts,
-      nextAttemptAt: nextAttemptAt ?? at,
-      at,
-      error: failure,
-    });
+    const settlement = settlementOf(event, at, failure, this.options.config.retryScheduleMs, this.random);
+    this.settlements.push(settlement);
+    if (failure === undefined) return;
+    const { attempts } = settlement;
+    const nextAttemptAt = settlement.status === 'failed' ? null : settlement.nextAttemptAt;
     const fields = {
       eventId: event.eventId,
       subscriber: lane.host,
@@ -223,17 +239,8 @@ export class WebhookDispatcher {
     return this.settling;
   }
 
-  private async prune(): Promise<void> {
-    const before = this.now() - this.options.config.retentionHours * 3_600_000;
-    let total = 0;
-    try {
-      for (let deleted = await this.options.store.prune(before); deleted > 0 && !this.stopping; deleted = await this.options.store.prune(before)) {
-        total += deleted;
-        await nextTurn();
-      }
-    } catch (err) {
-      this.options.logger.error({ err }, 'webhook outbox: cannot prune');
-    }
-    if (total > 0) this.options.logger.info({ deleted: total, retentionHours: this.options.config.retentionHours }, 'webhook outbox pruned');
+  private prune(): Promise<void> {
+    const { store, config, logger } = this.options;
+    return pruneOutbox(store, this.now(), config.retentionHours, logger, () => this.stopping);
   }
 }

@@ -84,6 +84,7 @@ export class PostgresOutbox implements OutboxStore {
     );
   }
 
+  /** Every claim looks at all due events: claimed ones are leased on disk, so there is nothing to read past. */
   async claim(subscriber: string, limit: number, now: number): Promise<OutboxEvent[]> {
     const { rows } = await this.pool.query<{ seq: string; event_id: string; payload: string; attempts: number; created_at: string; trace_context: string | null }>(
       `UPDATE webhook_outbox SET next_attempt_at = $3

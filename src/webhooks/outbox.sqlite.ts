@@ -5,7 +5,19 @@ import type { NewPlant } from '../plants/plant.schemas';
 import { newEventId, newPlantPayload, traceColumn, traceOfColumn } from './event';
 import type { OutboxEvent, OutboxStore, PlantOutbox, Settlement } from './outbox';
 
-type Row = { seq: number; event_id: string; payload: string; attempts: number; created_at: number; trace_context: string | null };
+type Row = {
+  seq: number;
+  event_id: string;
+  payload: string;
+  attempts: number;
+  created_at: number;
+  next_attempt_at: number;
+  trace_context: string | null;
+};
+type Key = { at: number; seq: number };
+const COLUMNS = 'seq, event_id, payload, attempts, created_at, next_attempt_at, trace_context';
+// Before every event: times are Unix ms and seq starts at 1.
+const START: Key = { at: -1, seq: 0 };
 
 /**
  * The SQLite outbox: recordCreated runs inside the plant repository's group-commit transaction, on its
@@ -17,6 +29,8 @@ type Row = { seq: number; event_id: string; payload: string; attempts: number; c
  */
 export class SqliteOutbox implements PlantOutbox, OutboxStore {
   private readonly held = new Map<string, Set<string>>();
+  /** Per subscriber, the last due event a claim took or read past: the next claim starts after it. */
+  private readonly cursors = new Map<string, Key>();
   private readonly insert;
   private readonly due;
   private readonly update;
@@ -39,10 +53,13 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
       `INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, next_attempt_at, created_at, updated_at, trace_context)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     );
+    // Due events in (next_attempt_at, seq) order, after a cursor: START for all of them.
     this.due = db
-      .prepare<[string, number, number], Row>(
-        `SELECT seq, event_id, payload, attempts, created_at, trace_context FROM webhook_outbox
-         WHERE subscriber = ? AND status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, seq LIMIT ?`,
+      .prepare<[string, number, number, number, number, number], Row>(
+        `SELECT ${COLUMNS} FROM webhook_outbox
+         WHERE subscriber = ? AND status = 'pending' AND next_attempt_at <= ? AND next_attempt_at >= ?
+           AND (next_attempt_at > ? OR seq > ?)
+         ORDER BY next_attempt_at, seq LIMIT ?`,
       )
       .safeIntegers(false);
     this.update = this.writer.prepare<[string, number, number, number, string | null, bigint]>(
@@ -77,18 +94,28 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
     this.onRecorded();
   }
 
-  claim(subscriber: string, limit: number, now: number): OutboxEvent[] {
+  /**
+   * Events being attempted stay pending on disk, so a claim must read past them. A claim that is not a sweep
+   * starts where the last one ended instead of at the first due event: under steady creates every finished
+   * attempt claims again, and reading past all those held each time cost more than the delivery itself. What a
+   * cursor can miss (a retry that fell due before it) the next sweep finds.
+   */
+  claim(subscriber: string, limit: number, now: number, sweep: boolean): OutboxEvent[] {
     const held = this.held.get(subscriber) ?? new Set<string>();
-    // Held events are still pending on disk: read past them.
-    const rows = this.due.all(subscriber, now, limit + held.size);
+    const from = sweep ? START : (this.cursors.get(subscriber) ?? START);
+    const rows = this.due.all(subscriber, now, from.at, from.at, from.seq, limit + held.size);
     const events: OutboxEvent[] = [];
+    let last: Key | undefined;
     for (const row of rows) {
+      if (events.length >= limit) break;
+      last = { at: row.next_attempt_at, seq: row.seq };
       const seq = String(row.seq);
-      if (held.has(seq) || events.length >= limit) continue;
+      if (held.has(seq)) continue;
       held.add(seq);
       const trace = traceOfColumn(row.trace_context);
       events.push({ seq, eventId: row.event_id, subscriber, payload: row.payload, attempts: row.attempts, createdAt: row.created_at, trace });
     }
+    if (last !== undefined) this.cursors.set(subscriber, last);
     return events;
   }
 

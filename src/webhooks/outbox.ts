@@ -30,8 +30,11 @@ export type Settlement = {
 
 /** What the dispatcher needs from an outbox, whatever the database. */
 export type OutboxStore = {
-  /** Up to `limit` due events of one subscriber that no other attempt holds. */
-  claim(subscriber: string, limit: number, now: number): OutboxEvent[] | Promise<OutboxEvent[]>;
+  /**
+   * Up to `limit` due events of one subscriber that no other attempt holds. `sweep` (the dispatcher's periodic
+   * poll) looks at every due event; otherwise a store may look only past where its last claim ended.
+   */
+  claim(subscriber: string, limit: number, now: number, sweep: boolean): OutboxEvent[] | Promise<OutboxEvent[]>;
   settle(settlements: readonly Settlement[]): void | Promise<void>;
   /** Lets go of claimed events whose attempt was abandoned at shutdown: they stay pending as they were. */
   release(seqs: readonly string[]): void | Promise<void>;

@@ -1,25 +1,16 @@
 import { bucketsOf, family, scrape, valueOf, type Scrape } from '../helpers/metrics';
 import { aNewPlant } from '../helpers/plants';
-import { postPlant, startTestApp, type TestApp } from '../helpers/test-app';
-import { closedPort, sleep, startReceiver, WEBHOOK_SECRET, type Receiver } from '../helpers/webhook-receiver';
+import { postPlant, type TestApp } from '../helpers/test-app';
+import { closedPort, sleep } from '../helpers/webhook-receiver';
+import { webhookFixtures } from '../helpers/webhook-fixtures';
 
 const LAG_BUCKETS = ['0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '30', '60', '300', '1800', '7200', '21600', '86400', '172800', '+Inf'];
 const OUTCOMES = ['delivered', 'failed_status', 'timeout', 'refused', 'skipped', 'error'];
 
-const opened: { close: () => Promise<void> }[] = [];
-afterEach(async () => {
-  for (const item of opened.splice(0).reverse()) await item.close();
-});
-async function receiver(options: Parameters<typeof startReceiver>[0] = {}): Promise<Receiver> {
-  const started = await startReceiver(options);
-  opened.push(started);
-  return started;
-}
-async function appWith(urls: string, extra: Record<string, string> = {}): Promise<TestApp> {
-  const app = await startTestApp({ METRICS_PORT: '9464', WEBHOOK_URLS: urls, WEBHOOK_SECRET, WEBHOOK_RETRY_SCHEDULE: '100ms,100ms,100ms', ...extra });
-  opened.push(app);
-  return app;
-}
+const fixtures = webhookFixtures();
+const receiver = fixtures.receiver;
+// Metrics on: the instruments under test live on the metrics listener.
+const appWith = (urls: string, extra: Record<string, string> = {}) => fixtures.appWith(urls, { METRICS_PORT: '9464', ...extra });
 
 /** Scrapes until `ready` holds (the dispatcher counts and settles in the background), or gives the last scrape. */
 async function scrapeWhen(app: TestApp, ready: (scraped: Scrape) => boolean, timeoutMs = 8000): Promise<Scrape> {
@@ -93,8 +84,7 @@ describe('webhook metrics on the metrics listener', () => {
   });
 
   it('when no webhook is configured, then the backlog reads 0 and no attempt is counted', async () => {
-    const app = await startTestApp({ METRICS_PORT: '9464' });
-    opened.push(app);
+    const app = await fixtures.app({ METRICS_PORT: '9464' });
 
     expect((await postPlant(app, aNewPlant())).status).toBe(200);
     const scraped = await scrape(app.metricsUrl ?? '');

@@ -1,26 +1,14 @@
 import { aNewPlant } from '../helpers/plants';
-import { postPlant, startTestApp, storedEvents, type TestApp } from '../helpers/test-app';
-import { closedPort, sleep, startReceiver, WEBHOOK_SECRET, type Receiver } from '../helpers/webhook-receiver';
+import { postPlant, storedEvents, type TestApp } from '../helpers/test-app';
+import { closedPort, sleep } from '../helpers/webhook-receiver';
+import { webhookFixtures } from '../helpers/webhook-fixtures';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT_ID = '00f067aa0ba902b7';
 // W3C Trace Context level 1, version 00: exactly four lower-case hex fields.
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
-const opened: { close: () => Promise<void> }[] = [];
-afterEach(async () => {
-  for (const item of opened.splice(0).reverse()) await item.close();
-});
-async function receiver(options: Parameters<typeof startReceiver>[0] = {}): Promise<Receiver> {
-  const started = await startReceiver(options);
-  opened.push(started);
-  return started;
-}
-async function appWith(url: string, extra: Record<string, string> = {}): Promise<TestApp> {
-  const app = await startTestApp({ WEBHOOK_URLS: url, WEBHOOK_SECRET, WEBHOOK_RETRY_SCHEDULE: '100ms,100ms,100ms', ...extra });
-  opened.push(app);
-  return app;
-}
+const { receiver, appWith } = webhookFixtures();
 
 const fieldsOf = (header: string | undefined) => {
   const match = TRACEPARENT.exec(header ?? '');

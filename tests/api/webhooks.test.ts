@@ -1,30 +1,11 @@
 import Ajv2020 from 'ajv/dist/2020';
 import Database from 'better-sqlite3';
 import { aNewPlant, uniqueId } from '../helpers/plants';
-import { closedPort, sleep, startReceiver, WEBHOOK_SECRET, type Receiver } from '../helpers/webhook-receiver';
-import { defaultStore, dropTable, postPlant, startTestApp, storedEvents, storedPlant, type TestApp } from '../helpers/test-app';
+import { closedPort, sleep, WEBHOOK_SECRET } from '../helpers/webhook-receiver';
+import { webhookFixtures } from '../helpers/webhook-fixtures';
+import { defaultStore, dropTable, postPlant, storedEvents, storedPlant } from '../helpers/test-app';
 
-const opened: { close: () => Promise<void> }[] = [];
-async function appWith(env: Record<string, string>): Promise<TestApp> {
-  const app = await startTestApp(env);
-  opened.push(app);
-  return app;
-}
-async function receiver(options: Parameters<typeof startReceiver>[0] = {}): Promise<Receiver> {
-  const started = await startReceiver(options);
-  opened.push(started);
-  return started;
-}
-afterEach(async () => {
-  for (const item of opened.splice(0).reverse()) await item.close();
-});
-
-const webhookEnv = (url: string, extra: Record<string, string> = {}) => ({
-  WEBHOOK_URLS: url,
-  WEBHOOK_SECRET,
-  WEBHOOK_RETRY_SCHEDULE: '100ms,100ms,100ms',
-  ...extra,
-});
+const { receiver, appWith, app: appOf } = webhookFixtures();
 
 const outboxRows = storedEvents;
 
@@ -36,7 +17,7 @@ const postgresOnly = defaultStore() === 'postgres' ? it : it.skip;
 describe('the new-plant webhook', () => {
   it('when a plant is created, then the subscriber gets it once, signed, with the exact int64 id in the body', async () => {
     const hooks = await receiver();
-    const app = await appWith(webhookEnv(hooks.url));
+    const app = await appWith(hooks.url);
     const before = Math.floor(Date.now() / 1000);
 
     const response = await postPlant(app, '{"id": 9007199254740993, "name": "Ficus lyrata", "tag": "indoor \\"big\\" ✓"}');
@@ -65,7 +46,7 @@ describe('the new-plant webhook', () => {
 
   it('when a plant has no tag, then the body has no tag either', async () => {
     const hooks = await receiver();
-    const app = await appWith(webhookEnv(hooks.url));
+    const app = await appWith(hooks.url);
     const id = uniqueId();
 
     await postPlant(app, { id, name: 'Pilea' });
@@ -77,7 +58,7 @@ describe('the new-plant webhook', () => {
   it('when two subscribers are configured, then each gets its own event for the plant', async () => {
     const first = await receiver();
     const second = await receiver();
-    const app = await appWith(webhookEnv(`${first.url},${second.url}`));
+    const app = await appWith(`${first.url},${second.url}`);
     const plant = aNewPlant();
 
     await postPlant(app, plant);
@@ -91,7 +72,7 @@ describe('the new-plant webhook', () => {
 
   it('when the identical plant is sent again, or the id comes with another name, then nothing more is delivered', async () => {
     const hooks = await receiver();
-    const app = await appWith(webhookEnv(hooks.url));
+    const app = await appWith(hooks.url);
     const plant = aNewPlant();
     await postPlant(app, plant);
     await hooks.waitFor((all) => all.length === 1);
@@ -107,7 +88,7 @@ describe('the new-plant webhook', () => {
 
   it('when the receiver answers 500 then 200, then it gets the same webhook-id twice, each validly signed, and one line logs the failure', async () => {
     const hooks = await receiver({ answer: (_delivery, index) => (index === 0 ? 500 : 200) });
-    const app = await appWith(webhookEnv(hooks.url));
+    const app = await appWith(hooks.url);
     const plant = aNewPlant();
 
     await postPlant(app, plant);
@@ -130,9 +111,31 @@ describe('the new-plant webhook', () => {
     expect(outboxRows(app)).toEqual([expect.objectContaining({ status: 'delivered', attempts: 2n })]);
   });
 
+  it('when an attempt times out while newer events are delivered, then its retry, due before them, is still made', async () => {
+    const hooks = await receiver({ answer: (_delivery, index) => (index === 0 ? 'hang' : 200) });
+    const app = await appWith(hooks.url, { WEBHOOK_TIMEOUT_MS: '400', WEBHOOK_RETRY_SCHEDULE: '50ms' });
+    const first = aNewPlant();
+
+    await postPlant(app, first);
+    await hooks.waitFor((all) => all.length === 1);
+    // Newer events are claimed and delivered while the first attempt hangs; its retry falls due behind them.
+    const others = [];
+    for (let i = 0; i < 16; i += 1) {
+      others.push(aNewPlant());
+      await postPlant(app, others[i]);
+      await sleep(40);
+    }
+    const deliveries = await hooks.waitFor((all) => all.length === 18);
+
+    const bodies = deliveries.map((delivery) => delivery.body);
+    expect(bodies.filter((body) => body === JSON.stringify(first))).toHaveLength(2);
+    expect(new Set(bodies)).toEqual(new Set([first, ...others].map((plant) => JSON.stringify(plant))));
+    expect(deliveries.every((delivery) => delivery.verified)).toBe(true);
+  });
+
   it('when the receiver is down during the create, then it gets the event once it is up', async () => {
     const port = await closedPort();
-    const app = await appWith(webhookEnv(`http://127.0.0.1:${port}/hooks`, { WEBHOOK_RETRY_SCHEDULE: '300ms,300ms,300ms,300ms,300ms' }));
+    const app = await appWith(`http://127.0.0.1:${port}/hooks`, { WEBHOOK_RETRY_SCHEDULE: '300ms,300ms,300ms,300ms,300ms' });
     const plant = aNewPlant();
 
     const response = await postPlant(app, plant);
@@ -152,7 +155,7 @@ describe('the new-plant webhook', () => {
 
   it('when the subscriber refuses connections, then it is dialed at most once a second and the other due events spend an attempt without dialing', async () => {
     const port = await closedPort();
-    const app = await appWith(webhookEnv(`http://127.0.0.1:${port}/hooks`, { WEBHOOK_RETRY_SCHEDULE: '10s', WEBHOOK_CONNECTIONS: '1' }));
+    const app = await appWith(`http://127.0.0.1:${port}/hooks`, { WEBHOOK_RETRY_SCHEDULE: '10s', WEBHOOK_CONNECTIONS: '1' });
 
     await Promise.all(Array.from({ length: 5 }, () => postPlant(app, aNewPlant())));
     await sleep(500);
@@ -170,7 +173,7 @@ describe('the new-plant webhook', () => {
 
   it('when every attempt fails, then after the last one the event is marked failed, kept and logged', async () => {
     const hooks = await receiver({ answer: () => 503 });
-    const app = await appWith(webhookEnv(hooks.url, { WEBHOOK_RETRY_SCHEDULE: '50ms,50ms' }));
+    const app = await appWith(hooks.url, { WEBHOOK_RETRY_SCHEDULE: '50ms,50ms' });
 
     await postPlant(app, aNewPlant());
     await hooks.waitFor((all) => all.length === 3);
@@ -189,7 +192,7 @@ describe('the new-plant webhook', () => {
   it('when the receiver answers with a redirect, then it is not followed but retried', async () => {
     const elsewhere = await receiver();
     const hooks = await receiver({ answer: (_delivery, index) => (index === 0 ? { status: 307, headers: { Location: elsewhere.url } } : 200) });
-    const app = await appWith(webhookEnv(hooks.url));
+    const app = await appWith(hooks.url);
 
     await postPlant(app, aNewPlant());
     await hooks.waitFor((all) => all.length === 2);
@@ -201,7 +204,7 @@ describe('the new-plant webhook', () => {
 
   it('when the receiver verifies with another secret, then verification fails there (the signature means something)', async () => {
     const hooks = await receiver({ secret: `whsec_${Buffer.from('some-other-secret-of-enough-bytes!!').toString('base64')}` });
-    const app = await appWith(webhookEnv(hooks.url));
+    const app = await appWith(hooks.url);
 
     await postPlant(app, aNewPlant());
     await hooks.waitFor((all) => all.length === 1);
@@ -211,7 +214,7 @@ describe('the new-plant webhook', () => {
 
   it('when the subscriber never answers, then creates are not slowed and it holds at most WEBHOOK_CONNECTIONS connections', async () => {
     const hooks = await receiver({ answer: () => 'hang' });
-    const app = await appWith(webhookEnv(hooks.url, { WEBHOOK_CONNECTIONS: '2', WEBHOOK_TIMEOUT_MS: '5000' }));
+    const app = await appWith(hooks.url, { WEBHOOK_CONNECTIONS: '2', WEBHOOK_TIMEOUT_MS: '5000' });
 
     const started = Date.now();
     const statuses: number[] = [];
@@ -229,7 +232,7 @@ describe('the new-plant webhook', () => {
   it('when one subscriber never answers, then another still gets every event promptly', async () => {
     const stuck = await receiver({ answer: () => 'hang' });
     const healthy = await receiver();
-    const app = await appWith(webhookEnv(`${stuck.url},${healthy.url}`, { WEBHOOK_CONNECTIONS: '2' }));
+    const app = await appWith(`${stuck.url},${healthy.url}`, { WEBHOOK_CONNECTIONS: '2' });
     const plants = Array.from({ length: 20 }, () => aNewPlant());
 
     const started = Date.now();
@@ -243,7 +246,7 @@ describe('the new-plant webhook', () => {
 
   sqliteOnly('when the create fails because the store is locked, then nothing is stored or announced', async () => {
     const hooks = await receiver();
-    const app = await appWith(webhookEnv(hooks.url, { DATABASE_BUSY_TIMEOUT_MS: '100' }));
+    const app = await appWith(hooks.url, { DATABASE_BUSY_TIMEOUT_MS: '100' });
     const locker = new Database(app.dbPath);
     locker.exec('BEGIN IMMEDIATE');
 
@@ -259,7 +262,7 @@ describe('the new-plant webhook', () => {
 
   sqliteOnly('when its event cannot be written, then the plant is not stored either and the create answers 503', async () => {
     const hooks = await receiver();
-    const app = await appWith(webhookEnv(hooks.url));
+    const app = await appWith(hooks.url);
     const breaker = new Database(app.dbPath);
     breaker.exec('DROP TABLE webhook_outbox');
     breaker.close();
@@ -274,7 +277,7 @@ describe('the new-plant webhook', () => {
 
   postgresOnly('when its event cannot be written (the outbox table dropped), then the plant is not stored either and the create answers 500', async () => {
     const hooks = await receiver();
-    const app = await appWith(webhookEnv(hooks.url));
+    const app = await appWith(hooks.url);
     dropTable(app, 'webhook_outbox');
     const plant = aNewPlant();
 
@@ -287,7 +290,7 @@ describe('the new-plant webhook', () => {
   });
 
   it('when no webhook is configured, then creates store no event', async () => {
-    const app = await appWith({});
+    const app = await appOf({});
 
     const response = await postPlant(app, aNewPlant());
 
@@ -299,7 +302,7 @@ describe('the new-plant webhook', () => {
 describe('the webhook in the OpenAPI document', () => {
   it('when a real delivery arrives, then its body and headers (traceparent included) match the documented /plant/webhook', async () => {
     const hooks = await receiver();
-    const app = await appWith(webhookEnv(hooks.url));
+    const app = await appWith(hooks.url);
     const document = (await app.request.get('/openapi.json')).body;
     const ajv = new Ajv2020({ strict: false, validateFormats: false });
     ajv.addSchema(document, 'openapi.json');
