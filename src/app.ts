@@ -14,6 +14,7 @@ import type { Lifecycle } from './http/lifecycle';
 import { rateLimitPerMinute } from './http/rate-limit.middleware';
 import { requestLog } from './http/request-log.middleware';
 import { securityHeaders } from './http/security-headers';
+import { inSequence } from './http/sequence';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import { buildOpenApiDocument } from './openapi';
@@ -36,6 +37,11 @@ export type AppDeps = {
   rateLimitStore?: RateLimitStore;
 };
 
+// The paths publicRoutes serves, matched as Express matches routes: any case, with or without a trailing slash.
+const PUBLIC_PATH = /^\/(?:healthz|readyz|openapi\.json|docs)(?:\/|$)/i;
+// Its OPTIONS routes: /plants and /plants/{id}. Other OPTIONS requests go on as before (to 401 or 404).
+const PLANT_PATH = /^\/plants(?:\/[^/]+)?\/?$/i;
+
 /** Builds the whole HTTP app from its dependencies; reads no environment and listens on nothing. */
 export function createApp({ config, logger, plants, readiness, lifecycle, metrics, tokens, rateLimitStore }: AppDeps): Express {
   const app = express();
@@ -43,36 +49,54 @@ export function createApp({ config, logger, plants, readiness, lifecycle, metric
   app.disable('etag');
   app.set('trust proxy', config.trustProxy);
 
-  if (metrics !== undefined) app.use(metrics.http(app));
-  app.use(requestLog(logger));
-  app.use(securityHeaders());
-  if (config.corsOrigins.length > 0) {
-    // Preflights end here with 204, before authentication: browsers send them without credentials.
-    app.use(
-      cors({
-        origin: [...config.corsOrigins],
-        methods: ['GET', 'HEAD', 'POST', 'DELETE'],
-        allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
-        exposedHeaders: ['X-Request-Id', 'Retry-After', 'WWW-Authenticate', 'Link'],
-        maxAge: 600,
-      }),
-    );
-  }
-  healthRoutes(app, { readiness, lifecycle });
+  // What every request goes through, as one router layer (src/http/sequence.ts): metrics, its id and log line,
+  // security headers, CORS. Preflights end in CORS with 204, before authentication: browsers send them without
+  // credentials.
+  app.use(
+    inSequence(
+      ...(metrics === undefined ? [] : [metrics.http(app)]),
+      requestLog(logger, config.trustProxy !== false),
+      securityHeaders(),
+      ...(config.corsOrigins.length > 0
+        ? [
+            cors({
+              origin: [...config.corsOrigins],
+              methods: ['GET', 'HEAD', 'POST', 'DELETE'],
+              allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
+              exposedHeaders: ['X-Request-Id', 'Retry-After', 'WWW-Authenticate', 'Link'],
+              maxAge: 600,
+            }),
+          ]
+        : []),
+    ),
+  );
+
+  // The public routes: no token, never shed or limited. Their own router is entered only for their paths, so a
+  // request for /plants skips them all in one step.
+  const publicRoutes = express.Router();
+  healthRoutes(publicRoutes, { readiness, lifecycle });
   const openApiDocument = buildOpenApiDocument();
-  app.get('/openapi.json', (_req, res) => {
+  publicRoutes.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument);
   });
-  if (config.docsEnabled) docsRoutes(app);
-  app.options('/plants', allowedMethods(PLANTS_ALLOW));
-  app.options('/plants/:id', allowedMethods(PLANT_ALLOW));
+  if (config.docsEnabled) docsRoutes(publicRoutes);
+  publicRoutes.options('/plants', allowedMethods(PLANTS_ALLOW));
+  publicRoutes.options('/plants/:id', allowedMethods(PLANT_ALLOW));
+  app.use((req, res, next) => {
+    if (req.method === 'OPTIONS' ? PLANT_PATH.test(req.path) : PUBLIC_PATH.test(req.path)) publicRoutes(req, res, next);
+    else next();
+  });
 
-  // Health checks stay answerable under overload; everything after this line may be shed.
-  if (config.loadShedLagMs > 0) app.use(loadShedding(config.loadShedLagMs));
+  // Health checks stay answerable under overload; everything after this may be shed. One router layer again.
   const auth = createAuth(config, tokens, logger);
-  app.use(auth.identify);
-  if (config.rateLimitPerMinute > 0) app.use(rateLimitPerMinute(config.rateLimitPerMinute, readCredentials, rateLimitStore));
-  app.use(auth.authorize);
+  app.use(
+    inSequence(
+      ...(config.loadShedLagMs > 0 ? [loadShedding(config.loadShedLagMs)] : []),
+      auth.identify,
+      ...(config.rateLimitPerMinute > 0 ? [rateLimitPerMinute(config.rateLimitPerMinute, readCredentials, rateLimitStore)] : []),
+      auth.authorize,
+    ),
+  );
 
   const controller = new PlantController(new PlantService(plants));
   plantRoutes(app, controller, jsonBody(config.bodyLimitBytes), methodNotAllowed);

@@ -4,7 +4,7 @@
  * token a reader types in to try a call, and never loosen the policy of any other path.
  */
 import path from 'node:path';
-import type { Express } from 'express';
+import type { IRouter } from 'express';
 import { DOCS_PAGE, DOCS_SCRIPT } from './docs.page';
 
 const SWAGGER_UI_DIR = path.dirname(require.resolve('swagger-ui-dist/package.json'));
@@ -34,7 +34,7 @@ export const DOCS_CSP = [
 
 const CACHE = 'public, max-age=3600';
 
-export function docsRoutes(app: Express): void {
+export function docsRoutes(app: IRouter): void {
   app.get('/docs', (req, res) => {
     // /docs/ would make the page's relative links resolve one level too deep; a relative redirect keeps any
     // prefix a proxy put in front.

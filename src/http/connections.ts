@@ -29,7 +29,7 @@ export function trackConnections(server: http.Server, maxConnections: number): {
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const socket = req.socket;
     working.add(socket);
-    res.once('finish', () => {
+    res.on('finish', () => {
       working.delete(socket);
       if (draining) closeWhenFlushed(socket);
     });

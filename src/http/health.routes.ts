@@ -1,10 +1,10 @@
-import type { Express } from 'express';
+import type { IRouter } from 'express';
 import type { Readiness } from '../db/store';
 import { AppError } from '../errors';
 import type { Lifecycle } from './lifecycle';
 
 /** Liveness and readiness, without authentication: the orchestrator and the proxy call them. */
-export function healthRoutes(app: Express, deps: { readiness: Readiness; lifecycle: Lifecycle }): void {
+export function healthRoutes(app: IRouter, deps: { readiness: Readiness; lifecycle: Lifecycle }): void {
   // Liveness never touches the store: a replica whose database is away is unready, not dead, and restarting it
   // would not bring the database back.
   app.get('/healthz', (_req, res) => {

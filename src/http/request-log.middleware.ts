@@ -23,8 +23,12 @@ function pathOf(url: string): string {
   }
 }
 
-/** Gives every request an id and logs one line when its response is done (or the client went away). */
-export function requestLog(logger: Logger): RequestHandler {
+/**
+ * Gives every request an id and logs one line when its response is done (or the client went away).
+ * `trustsProxy` false: the client is the peer, read straight from the socket; Express's req.ip would parse
+ * X-Forwarded-For on every request only to ignore it.
+ */
+export function requestLog(logger: Logger, trustsProxy: boolean): RequestHandler {
   return (req, res, next) => {
     const started = performance.now();
     const incoming = req.headers['x-request-id'];
@@ -34,7 +38,8 @@ export function requestLog(logger: Logger): RequestHandler {
     // The caller's W3C trace, for this line, the error lines and outbound calls; none without a valid header.
     const trace = parseTraceparent(req.headers.traceparent);
     res.locals.trace = trace;
-    res.once('close', () => {
+    // 'close' comes once per response; `on` spares the once-wrapper and its removal on every request.
+    res.on('close', () => {
       const url = req.originalUrl;
       logger.info(
         {
@@ -45,7 +50,7 @@ export function requestLog(logger: Logger): RequestHandler {
           path: pathOf(url),
           status: res.statusCode,
           ms: Math.round((performance.now() - started) * 10) / 10,
-          ip: req.ip,
+          ip: trustsProxy ? req.ip : req.socket.remoteAddress,
           error: res.locals.errorCode,
           // Who called, never their secret: token:<n>, sha256:<digest prefix> or sub:<JWT subject>.
           caller: (res.locals.credentials as { caller?: string } | undefined)?.caller,
