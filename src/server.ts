@@ -7,22 +7,18 @@ import { createStore } from './db/store';
 import { trackConnections } from './http/connections';
 import { SERVER_OPTIONS, installHttpEdges } from './http/http-edges';
 import type { Lifecycle } from './http/lifecycle';
-import { createLogger, type Logger } from './logger';
+import { createLogger, exitAfterLogFlush, type Logger } from './logger';
 import type { MetricsServer } from './metrics';
 
-function exit(logger: Logger, code: number): never {
-  logger.flush();
-  process.exit(code);
-}
 
 async function start(config: Config, logger: Logger): Promise<void> {
   process.on('uncaughtException', (err) => {
     logger.fatal({ err }, 'uncaught exception; exiting so the container restarts a clean process');
-    exit(logger, 1);
+    exitAfterLogFlush(logger, 1);
   });
   process.on('unhandledRejection', (err) => {
     logger.fatal({ err }, 'unhandled rejection; exiting so the container restarts a clean process');
-    exit(logger, 1);
+    exitAfterLogFlush(logger, 1);
   });
 
   if (config.tokenSource === 'generated') {
@@ -99,7 +95,7 @@ async function start(config: Config, logger: Logger): Promise<void> {
       },
       (err: unknown) => {
         logger.fatal({ err }, `cannot serve metrics on ${config.metricsHost}:${config.metricsPort}: ${(err as Error).message}`);
-        exit(logger, 1);
+        exitAfterLogFlush(logger, 1);
       },
     );
   }
@@ -123,7 +119,7 @@ async function start(config: Config, logger: Logger): Promise<void> {
       void metricsServer?.close();
       const stopped = () => {
         logger.info({ code }, 'stopped');
-        exit(logger, code);
+        exitAfterLogFlush(logger, code);
       };
       webhooksStopped
         .then(() => Promise.all([store.close(), shared?.close()]))
@@ -157,7 +153,7 @@ function main(): void {
   const logger = createLogger(config);
   start(config, logger).catch((err: unknown) => {
     logger.fatal({ err }, `cannot start: ${(err as Error).message}`);
-    exit(logger, 1);
+    exitAfterLogFlush(logger, 1);
   });
 }
 
