@@ -149,9 +149,12 @@ code=$(podman inspect --format '{{.State.ExitCode}}' "$container")
 echo "stopped in ${elapsed_ms} ms with exit code $code"
 [ "$elapsed_ms" -lt 2000 ] || fail "podman stop took ${elapsed_ms} ms: SIGTERM did not reach node (init missing?)"
 [ "$code" = 0 ] || fail "exit code $code after SIGTERM"
-podman logs "$container" 2>&1 | grep -q '"msg":"shutting down: readiness off, draining in-flight requests"' \
-  || fail "the log does not show the drain"
-podman logs "$container" 2>&1 | grep -q '"msg":"stopped"' || fail "the log does not show the clean stop"
+# Into a file first: under pipefail, `podman logs | grep -q` fails whenever grep has matched and left before
+# podman writes its next line (podman dies of SIGPIPE), which made this check fail now and then on a good log.
+podman logs "$container" >"$work/stop.log" 2>&1
+grep -q '"msg":"shutting down: readiness off, draining in-flight requests"' "$work/stop.log" \
+  || { tail -n 20 "$work/stop.log" >&2; fail "the log does not show the drain"; }
+grep -q '"msg":"stopped"' "$work/stop.log" || { tail -n 20 "$work/stop.log" >&2; fail "the log does not show the clean stop"; }
 
 step "a new container on the same volume still has the plant"
 podman rm "$container" >/dev/null
