@@ -103,17 +103,17 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
   claim(subscriber: string, limit: number, now: number, sweep: boolean): OutboxEvent[] {
     const held = this.held.get(subscriber) ?? new Set<string>();
     const from = sweep ? START : (this.cursors.get(subscriber) ?? START);
-    const rows = this.due.all(subscriber, now, from.at, from.at, from.seq, limit + held.size);
     const events: OutboxEvent[] = [];
     let last: Key | undefined;
-    for (const row of rows) {
-      if (events.length >= limit) break;
+    // Iterated, not read whole: with a backlog every claim would make a row for each held event as well.
+    for (const row of this.due.iterate(subscriber, now, from.at, from.at, from.seq, limit + held.size)) {
       last = { at: row.next_attempt_at, seq: row.seq };
       const seq = String(row.seq);
       if (held.has(seq)) continue;
       held.add(seq);
       const trace = traceOfColumn(row.trace_context);
       events.push({ seq, eventId: row.event_id, subscriber, payload: row.payload, attempts: row.attempts, createdAt: row.created_at, trace });
+      if (events.length === limit) break;
     }
     if (last !== undefined) this.cursors.set(subscriber, last);
     return events;
