@@ -4,7 +4,7 @@ import { deliver, subscriberOf, UNREACHABLE, type InFlightAttempt, type Subscrib
 import { decodeSecret } from './event';
 import type { OutboxEvent, OutboxStore, Settlement } from './outbox';
 import { PRUNE_EVERY_MS, pruneOutbox } from './retention';
-import { settlementOf } from './retry';
+import { logFailedAttempt, settlementOf } from './retry';
 import { ignoreWebhooks, type WebhookObserver } from './webhook-observer';
 
 type Lane = Subscriber & {
@@ -223,19 +223,7 @@ export class WebhookDispatcher {
   private record(lane: Lane, event: OutboxEvent, at: number, failure: string | undefined, status: number | undefined, dialed: boolean): void {
     const settlement = settlementOf(event, at, failure, this.options.config.retryScheduleMs, this.random);
     this.settlements.push(settlement);
-    if (failure === undefined) return;
-    const { attempts } = settlement;
-    const nextAttemptAt = settlement.status === 'failed' ? null : settlement.nextAttemptAt;
-    const fields = {
-      eventId: event.eventId,
-      subscriber: lane.host,
-      attempt: attempts,
-      ...(status === undefined ? { error: failure } : { status }),
-      ...(dialed ? {} : { dialed: false }),
-      nextAttemptAt: nextAttemptAt === null ? null : new Date(nextAttemptAt).toISOString(),
-    };
-    if (nextAttemptAt === null) this.options.logger.error(fields, 'webhook attempt failed; no attempt left, event marked failed');
-    else this.options.logger.warn(fields, 'webhook attempt failed; will retry');
+    if (failure !== undefined) logFailedAttempt(this.options.logger, lane.host, event, settlement, failure, status, dialed);
   }
 
   private flush(): Promise<void> {

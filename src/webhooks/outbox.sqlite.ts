@@ -22,10 +22,12 @@ const START: Key = { at: -1, seq: 0 };
 /**
  * The SQLite outbox: recordCreated runs inside the plant repository's group-commit transaction, on its
  * connection. One process owns a SQLite file, so an event being attempted is held in memory (no write per
- * claim) until its outcome is written. Outcomes, pruning and retiring go through a second connection with
- * synchronous=NORMAL: an fsync per outcome batch blocked the event loop and slowed creates tenfold on a busy
- * disk, and a lost outcome only means one more delivery with the same webhook-id (the next create's fsync
- * of the shared WAL makes it durable anyway).
+ * claim) until its outcome is written. Outcomes are written on the same connection, each batch committed with
+ * synchronous=NORMAL (no fsync of its own): an fsync per outcome batch blocked the event loop and slowed creates
+ * tenfold on a busy disk, and a lost outcome only means one more delivery with the same webhook-id (the next
+ * create's fsync of the shared WAL makes it durable anyway). Not on a second connection: in WAL mode each
+ * connection drops its whole page cache whenever the other has committed, so the two kept re-reading each
+ * other's pages. Pruning and retiring, which run seldom, keep a second connection.
  */
 export class SqliteOutbox implements PlantOutbox, OutboxStore {
   private readonly held = new Map<string, Set<string>>();
@@ -34,7 +36,7 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
   private readonly insert;
   private readonly due;
   private readonly update;
-  private readonly settleAll;
+  private readonly settleAll: (settlements: readonly Settlement[]) => void;
   private readonly pruneSome;
   private readonly retire;
   private readonly pending;
@@ -62,12 +64,22 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
          ORDER BY next_attempt_at, seq LIMIT ?`,
       )
       .safeIntegers(false);
-    this.update = this.writer.prepare<[string, number, number, number, string | null, bigint]>(
+    this.update = db.prepare<[string, number, number, number, string | null, bigint]>(
       'UPDATE webhook_outbox SET status = ?, attempts = ?, next_attempt_at = ?, updated_at = ?, last_error = ? WHERE seq = ?',
     );
-    this.settleAll = this.writer.transaction((settlements: readonly Settlement[]) => {
+    const settleAll = db.transaction((settlements: readonly Settlement[]) => {
       for (const s of settlements) this.update.run(s.status, s.attempts, s.nextAttemptAt, s.at, s.error, BigInt(s.seq));
     });
+    const relaxed = db.prepare('PRAGMA synchronous = NORMAL');
+    const full = db.prepare('PRAGMA synchronous = FULL');
+    this.settleAll = (settlements: readonly Settlement[]) => {
+      relaxed.run();
+      try {
+        settleAll.immediate(settlements);
+      } finally {
+        full.run();
+      }
+    };
     this.pruneSome = this.writer.prepare<[number]>(
       `DELETE FROM webhook_outbox WHERE seq IN
        (SELECT seq FROM webhook_outbox WHERE status <> 'pending' AND updated_at < ? LIMIT 1000)`,
@@ -120,7 +132,7 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
   }
 
   settle(settlements: readonly Settlement[]): void {
-    this.settleAll.immediate(settlements);
+    this.settleAll(settlements);
     for (const held of this.held.values()) for (const s of settlements) held.delete(s.seq);
   }
 
