@@ -56,15 +56,22 @@ sqliteOnly('a write lock held by another connection', () => {
 
     const create = postPlant(app, plant).then((response) => response);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    const started = performance.now();
-    const health = await app.request.get('/healthz');
-    const healthMs = performance.now() - started;
+    // Three probes while the create is retrying. A loop frozen on the lock would hold each probe for the busy
+    // timeout (3 s); the median keeps one probe slowed by a loaded CI machine (52 ms once) from failing the test.
+    const probes: { status: number; ms: number }[] = [];
+    for (let probe = 0; probe < 3; probe += 1) {
+      const started = performance.now();
+      const health = await app.request.get('/healthz');
+      probes.push({ status: health.status, ms: performance.now() - started });
+    }
     locker.exec('ROLLBACK');
     locker.close();
     const created = await create;
 
-    expect(health.status).toBe(200);
-    expect(healthMs).toBeLessThan(50);
+    const times = probes.map((probe) => probe.ms).sort((a, b) => a - b);
+    expect(probes.map((probe) => probe.status)).toEqual([200, 200, 200]);
+    expect(times[1]).toBeLessThan(50);
+    expect(times[2]).toBeLessThan(1000);
     expect({ status: created.status, body: created.body }).toEqual({ status: 200, body: { name: plant.name, tag: plant.tag } });
     expect(storedRows(app).filter((row) => row.id === BigInt(plant.id as number))).toHaveLength(1);
     await app.close();
