@@ -1,11 +1,19 @@
-import net from 'node:net';
 import path from 'node:path';
 import { scrape, valueOf } from '../helpers/metrics';
 import { aNewPlant } from '../helpers/plants';
+import { freePort } from '../helpers/ports';
 import { rawRequest } from '../helpers/raw-request';
 import { startServer, tempDataDir } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
 import { closedPort, sleep, startReceiver, WEBHOOK_SECRET } from '../helpers/webhook-receiver';
+
+/** The built server's environment: its own SQLite file in a fresh folder (kept across its restarts), one subscriber. */
+const serverEnv = (url: string, extra: Record<string, string> = {}) => ({
+  DATABASE_URL: `file:${path.join(tempDataDir(), 'plants.db')}`,
+  WEBHOOK_URLS: url,
+  WEBHOOK_SECRET,
+  ...extra,
+});
 
 const create = (url: string, plant: Record<string, unknown>) =>
   rawRequest(url, { headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' }, body: JSON.stringify(plant) });
@@ -15,12 +23,7 @@ describe('webhooks across restarts of the server process', () => {
     // The receiver holds the first attempt unanswered, so the kill surely lands before any 2xx was seen.
     let hang = true;
     const hooks = await startReceiver({ answer: () => (hang ? 'hang' : 200) });
-    const env = {
-      DATABASE_URL: `file:${path.join(tempDataDir(), 'plants.db')}`,
-      WEBHOOK_URLS: hooks.url,
-      WEBHOOK_SECRET,
-      WEBHOOK_RETRY_SCHEDULE: '1h',
-    };
+    const env = serverEnv(hooks.url, { WEBHOOK_RETRY_SCHEDULE: '1h' });
     const first = await startServer(env);
     const plant = aNewPlant();
 
@@ -45,12 +48,7 @@ describe('webhooks across restarts of the server process', () => {
 
   it('when the process is killed with SIGKILL right after the 200 while the subscriber is down, then the restarted one delivers it', async () => {
     const port = await closedPort();
-    const env = {
-      DATABASE_URL: `file:${path.join(tempDataDir(), 'plants.db')}`,
-      WEBHOOK_URLS: `http://127.0.0.1:${port}/hooks`,
-      WEBHOOK_SECRET,
-      WEBHOOK_RETRY_SCHEDULE: '300ms',
-    };
+    const env = serverEnv(`http://127.0.0.1:${port}/hooks`, { WEBHOOK_RETRY_SCHEDULE: '300ms' });
     const first = await startServer(env);
     const plant = aNewPlant();
 
@@ -70,12 +68,7 @@ describe('webhooks across restarts of the server process', () => {
 
   it('when SIGTERM arrives with deliveries in flight, then they finish, it exits 0, and a restart delivers nothing twice', async () => {
     const hooks = await startReceiver({ answer: () => sleep(400).then(() => 200) });
-    const env = {
-      DATABASE_URL: `file:${path.join(tempDataDir(), 'plants.db')}`,
-      WEBHOOK_URLS: hooks.url,
-      WEBHOOK_SECRET,
-      WEBHOOK_CONNECTIONS: '4',
-    };
+    const env = serverEnv(hooks.url, { WEBHOOK_CONNECTIONS: '4' });
     const first = await startServer(env);
     const plants = Array.from({ length: 12 }, () => aNewPlant());
 
@@ -102,12 +95,7 @@ describe('webhooks across restarts of the server process', () => {
   it('when an attempt outlives SHUTDOWN_TIMEOUT_MS, then the process still stops and the event goes out after the next start', async () => {
     let hang = true;
     const hooks = await startReceiver({ answer: () => (hang ? 'hang' : 200) });
-    const env = {
-      DATABASE_URL: `file:${path.join(tempDataDir(), 'plants.db')}`,
-      WEBHOOK_URLS: hooks.url,
-      WEBHOOK_SECRET,
-      SHUTDOWN_TIMEOUT_MS: '500',
-    };
+    const env = serverEnv(hooks.url, { SHUTDOWN_TIMEOUT_MS: '500' });
     const first = await startServer(env);
     const plant = aNewPlant();
 
@@ -131,12 +119,7 @@ describe('webhooks across restarts of the server process', () => {
 
   it('when a traced create is delivered by the built server, then the delivery carries the trace and its metrics count the attempt and the lag', async () => {
     const hooks = await startReceiver();
-    const metricsPort = await new Promise<number>((resolve) => {
-      const probe = net.createServer().listen(0, '127.0.0.1', () => {
-        const { port } = probe.address() as net.AddressInfo;
-        probe.close(() => resolve(port));
-      });
-    });
+    const metricsPort = await freePort();
     const server = await startServer({ WEBHOOK_URLS: hooks.url, WEBHOOK_SECRET, METRICS_PORT: String(metricsPort), METRICS_HOST: '127.0.0.1' });
     try {
       await server.waitForLine((entry) => entry.msg === 'metrics listening');
