@@ -8,15 +8,19 @@ import helmet, { type HelmetOptions } from 'helmet';
  * Only for options without per-request values (no CSP nonces).
  */
 export function securityHeaders(options?: Readonly<HelmetOptions>): RequestHandler {
-  const headers = new Map<string, string>();
+  const recorded = new Map<string, string>();
   const recorder = {
-    setHeader: (name: string, value: string | number) => headers.set(name, String(value)),
+    setHeader: (name: string, value: string | number) => recorded.set(name, String(value)),
     removeHeader: () => undefined,
   };
   helmet(options)({} as IncomingMessage, recorder as unknown as ServerResponse, () => undefined);
+  // Plain arrays and an indexed loop: res.setHeaders(map) made an entry array per header on every request
+  // (about 1 KB of the 46.5 KB of garbage per create in a heap profile).
+  const names = [...recorded.keys()];
+  const values = [...recorded.values()];
   return (_req, res, next) => {
     // helmet also removes X-Powered-By; createApp disables it in Express, so there is none to remove.
-    res.setHeaders(headers);
+    for (let i = 0; i < names.length; i += 1) res.setHeader(names[i] as string, values[i] as string);
     next();
   };
 }
