@@ -73,7 +73,8 @@ async function start(config: Config, logger: Logger): Promise<void> {
   server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
     if (lifecycle.shuttingDown) res.setHeader('Connection', 'close');
     inFlight.add(res);
-    res.once('close', () => inFlight.delete(res));
+    // 'close' comes once per response: `on` spares the once-wrapper, as in the request log.
+    res.on('close', () => inFlight.delete(res));
   });
 
   // A deep accept queue (the kernel caps it at net.core.somaxconn): a burst of connections waits to be

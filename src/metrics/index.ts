@@ -96,7 +96,8 @@ export function createMetrics(): Metrics {
     return (req, res, next) => {
       const started = performance.now();
       inFlight.inc();
-      res.once('close', () => {
+      // 'close' comes once per response: `on` spares the once-wrapper, as in the request log.
+      res.on('close', () => {
         inFlight.dec();
         // A client that left before any byte of the answer has no status: a label of its own, not a false 200.
         const status = res.headersSent ? res.statusCode : 'aborted';
