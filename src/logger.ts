@@ -75,7 +75,6 @@ function bufferedStdout(maxBytes: number) {
     flush: (cb) => stream.flush(cb),
   };
   return {
-    stream,
     lines,
     reportDrops: (logger: Logger) => {
       let scheduled = false;

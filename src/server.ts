@@ -10,7 +10,6 @@ import type { Lifecycle } from './http/lifecycle';
 import { createLogger, exitAfterLogFlush, type Logger } from './logger';
 import type { MetricsServer } from './metrics';
 
-
 async function start(config: Config, logger: Logger): Promise<void> {
   process.on('uncaughtException', (err) => {
     logger.fatal({ err }, 'uncaught exception; exiting so the container restarts a clean process');

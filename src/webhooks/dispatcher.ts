@@ -153,7 +153,7 @@ export class WebhookDispatcher {
     // While a subscriber is unreachable, its due events are spent in batches at each poll, not with a claim
     // per new event: with the subscriber down, creates then pay for almost nothing of its retries.
     // Other pumps claim only when something new may be due: a finished attempt used to claim every time, and
-    // under steady creates most of those claims found nothing (a tenth of the process, in a profile).
+    // under steady creates most of those claims found nothing (claims took 10 to 12 µs per create in a profile).
     const unreachable = lane.unreachableUntil > this.now();
     if (!polled && (unreachable || !lane.more)) return;
     const { connections } = this.options.config;

@@ -35,7 +35,6 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
   private readonly cursors = new Map<string, Key>();
   private readonly insert;
   private readonly due;
-  private readonly update;
   private readonly settleAll: (settlements: readonly Settlement[]) => void;
   private readonly pruneSome;
   private readonly retire;
@@ -64,11 +63,11 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
          ORDER BY next_attempt_at, seq LIMIT ?`,
       )
       .safeIntegers(false);
-    this.update = db.prepare<[string, number, number, number, string | null, bigint]>(
+    const update = db.prepare<[string, number, number, number, string | null, bigint]>(
       'UPDATE webhook_outbox SET status = ?, attempts = ?, next_attempt_at = ?, updated_at = ?, last_error = ? WHERE seq = ?',
     );
     const settleAll = db.transaction((settlements: readonly Settlement[]) => {
-      for (const s of settlements) this.update.run(s.status, s.attempts, s.nextAttemptAt, s.at, s.error, BigInt(s.seq));
+      for (const s of settlements) update.run(s.status, s.attempts, s.nextAttemptAt, s.at, s.error, BigInt(s.seq));
     });
     const relaxed = db.prepare('PRAGMA synchronous = NORMAL');
     const full = db.prepare('PRAGMA synchronous = FULL');
