@@ -177,8 +177,12 @@ export async function measureRunning(server: Started, options: LoadOptions = {})
   const rss = peakRssMiB(pid);
   const total = result.requests.total;
   const shed = result.statusCodeStats?.['503']?.count ?? 0;
-  const requestLines = readFileSync(server.logFile)
-    .subarray(logOffset)
+  const log = readFileSync(server.logFile);
+  // The server writes its log in batches that may end inside a line: read from the first whole line after the
+  // offset taken before the load to the last whole line.
+  const firstWhole = logOffset === 0 || log[logOffset - 1] === 0x0a ? logOffset : log.indexOf(0x0a, logOffset) + 1;
+  const requestLines = log
+    .subarray(firstWhole, log.lastIndexOf(0x0a) + 1)
     .toString('utf8')
     .split('\n')
     .filter((line) => line.includes('"msg":"request"'))
