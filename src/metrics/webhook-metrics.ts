@@ -9,7 +9,7 @@ const LAG_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30
 export function webhookMetrics(registers: Registry[]): WebhookObserver {
   const attempts = new Counter({
     name: 'plants_webhook_attempts_total',
-    help: 'Webhook delivery attempts by outcome: delivered, failed_status, timeout, refused, skipped (not dialed), error.',
+    help: 'Webhook delivery attempts by outcome: delivered, failed_status, timeout, refused, error.',
     labelNames: ['outcome'] as const,
     registers,
   });

@@ -1,23 +1,23 @@
 import type { WebhookConfig } from '../config';
 import type { Logger } from '../logger';
 import { deliver, subscriberOf, UNREACHABLE, type InFlightAttempt, type Subscriber } from './delivery';
+import { Circuit } from './circuit';
 import { decodeSecret } from './event';
 import type { OutboxEvent, OutboxStore, Settlement } from './outbox';
 import { PRUNE_EVERY_MS, pruneOutbox } from './retention';
-import { logFailedAttempt, settlementOf } from './retry';
+import { expiredSettlement, logExpired, logFailedAttempt, retryWindowMs, settlementOf } from './retry';
 import { ignoreWebhooks, type WebhookObserver } from './webhook-observer';
 
 type Lane = Subscriber & {
   inFlight: number;
   pumpQueued: boolean;
-  /** The queued pump comes from the poll: the only pump that spends an unreachable subscriber's due events. */
+  /** The queued pump comes from the poll: a sweep, which looks at every due event, not only past the last claim. */
   pollQueued: boolean;
   claiming: boolean;
   /** Due events may wait that no claim has seen: set by a new event, or by a claim that filled its limit. */
   more: boolean;
-  /** Until then the subscriber counts as unreachable: attempts fail with `unreachable` without dialing. */
-  unreachableUntil: number;
-  unreachable: string;
+  /** Open while the subscriber refuses connections: its events wait for a probe to get through. */
+  circuit: Circuit;
 };
 
 export type DispatcherOptions = {
@@ -35,8 +35,8 @@ export type DispatcherOptions = {
 
 // Outcomes written at once past this many: until written their events stay held, and a claim reads past them.
 const SETTLE_BATCH = 64;
-// Events of an unreachable subscriber spent (attempted without dialing) per claim: they hold no connection.
-const SKIP_BATCH = 500;
+// Events of an unreachable subscriber marked failed per claim when their retry window has passed.
+const EXPIRE_BATCH = 500;
 
 /**
  * Sends outbox events to subscribers: one undici pool per subscriber (keep-alive, at most `connections`
@@ -51,7 +51,7 @@ export class WebhookDispatcher {
   private readonly random: () => number;
   private readonly pollMs: number;
   private readonly settleEveryMs: number;
-  private readonly unreachableForMs: number;
+  private readonly windowMs: number;
   private readonly observer: WebhookObserver;
   private readonly inFlight = new Map<string, InFlightAttempt>();
   private settlements: Settlement[] = [];
@@ -71,19 +71,14 @@ export class WebhookDispatcher {
     this.observer = options.observer ?? ignoreWebhooks;
     const { store } = options;
     this.observer.backlogFrom(async () => store.countPending());
-    // A subscriber that refused a connection is dialed again at most this often; the events due meanwhile
-    // spend an attempt without a connection each, so their schedule still runs out as it would.
-    this.unreachableForMs = Math.min(1000, ...config.retryScheduleMs);
-    this.lanes = config.urls.map((url) => ({
-      ...subscriberOf(url, config),
-      inFlight: 0,
-      pumpQueued: false,
-      pollQueued: false,
-      claiming: false,
-      more: false,
-      unreachableUntil: 0,
-      unreachable: '',
-    }));
+    // A subscriber that refused a connection is probed after this long, then less and less often.
+    const firstProbeMs = Math.min(1000, ...config.retryScheduleMs);
+    this.windowMs = retryWindowMs(config.retryScheduleMs);
+    this.lanes = config.urls.map((url) => {
+      const subscriber = subscriberOf(url, config);
+      const circuit = new Circuit(firstProbeMs, options.logger, subscriber.host);
+      return { ...subscriber, inFlight: 0, pumpQueued: false, pollQueued: false, claiming: false, more: false, circuit };
+    });
   }
 
   start(): void {
@@ -150,54 +145,68 @@ export class WebhookDispatcher {
   }
 
   private async pump(lane: Lane, polled: boolean): Promise<void> {
-    // While a subscriber is unreachable, its due events are spent in batches at each poll, not with a claim
-    // per new event: with the subscriber down, creates then pay for almost nothing of its retries.
-    // Other pumps claim only when something new may be due: a finished attempt used to claim every time, and
-    // under steady creates most of those claims found nothing (claims took 10 to 12 µs per create in a profile).
-    const unreachable = lane.unreachableUntil > this.now();
-    if (!polled && (unreachable || !lane.more)) return;
+    if (lane.circuit.open) return this.probe(lane);
+    // Claims only when something new may be due: a finished attempt used to claim every time, and under steady
+    // creates most of those claims found nothing (claims took 10 to 12 µs per create in a profile).
+    if (!polled && !lane.more) return;
     const { connections } = this.options.config;
-    const free = unreachable ? SKIP_BATCH : connections - lane.inFlight;
+    const free = connections - lane.inFlight;
     // With the pool busy, wait for a quarter of it to come free and claim those events at once: claiming as each
     // attempt finished cost one claim per event once deliveries fell behind creates.
     if (this.stopping || lane.claiming || free <= 0 || (!polled && free < Math.ceil(connections / 4))) return;
-    lane.claiming = true;
     lane.more = false;
-    let events: OutboxEvent[];
+    const events = await this.claim(lane, free, this.now(), polled);
+    if (events === undefined) return;
+    if (events.length === free) lane.more = true;
+    for (const event of events) void this.attempt(lane, event);
+    // A new event arrived while this claim was reading: look again, there is room.
+    if (lane.more && events.length < free) this.schedulePump(lane);
+  }
+
+  /**
+   * An open circuit: nothing until the probe is due. Then the events whose retry window has passed while they
+   * waited are marked failed, and the oldest due event is dialed: answered, the circuit closes and the rest
+   * follow; refused, the next probe waits twice as long.
+   */
+  private async probe(lane: Lane): Promise<void> {
+    const { circuit } = lane;
+    if (this.stopping || lane.claiming || !circuit.probeDue(this.now())) return;
+    circuit.probing = true;
     try {
-      events = await this.options.store.claim(lane.url, free, this.now(), polled);
-      if (events.length === free) lane.more = true;
+      for (;;) {
+        const now = this.now();
+        const expired = await this.claim(lane, EXPIRE_BATCH, now - this.windowMs, true);
+        if (expired === undefined) return;
+        for (const event of expired) {
+          this.settlements.push(expiredSettlement(event, now, circuit.error));
+          logExpired(this.options.logger, lane.host, event, circuit.error);
+        }
+        if (expired.length < EXPIRE_BATCH) break;
+        await this.flush();
+      }
+      const [event] = (await this.claim(lane, 1, this.now(), true)) ?? [];
+      // Nothing due: the next event that comes due is the probe.
+      if (event !== undefined) await this.attempt(lane, event, true);
+    } finally {
+      circuit.probing = false;
+    }
+  }
+
+  private async claim(lane: Lane, limit: number, now: number, sweep: boolean): Promise<OutboxEvent[] | undefined> {
+    lane.claiming = true;
+    try {
+      return await this.options.store.claim(lane.url, limit, now, sweep);
     } catch (err) {
       lane.more = true;
       this.options.logger.error({ err, subscriber: lane.host }, 'webhook outbox: cannot read due events');
-      return;
+      return undefined;
     } finally {
       lane.claiming = false;
     }
-    if (!unreachable) {
-      for (const event of events) void this.attempt(lane, event);
-      // A new event arrived while this claim was reading: look again, there is room.
-      if (lane.more && events.length < free) this.schedulePump(lane);
-      return;
-    }
-    for (const event of events) this.skip(lane, event);
-    await this.flush();
-    if (events.length === free) this.schedulePump(lane, true);
   }
 
-  /** An attempt without dialing: the subscriber refused a connection moments ago. */
-  private skip(lane: Lane, event: OutboxEvent): void {
-    this.record(lane, event, this.now(), lane.unreachable, undefined, false);
-    this.observer.attempted('skipped');
-  }
-
-  private async attempt(lane: Lane, event: OutboxEvent): Promise<void> {
+  private async attempt(lane: Lane, event: OutboxEvent, probe = false): Promise<void> {
     const { config } = this.options;
-    if (lane.unreachableUntil > this.now()) {
-      this.skip(lane, event);
-      if (this.settlements.length >= SETTLE_BATCH) void this.flush();
-      return;
-    }
     const at = this.now();
     const inFlight = deliver(lane, this.key, event, at, config.timeoutMs);
     this.inFlight.set(event.seq, inFlight);
@@ -208,22 +217,19 @@ export class WebhookDispatcher {
     if (this.abandoned) return;
     this.observer.attempted(outcome);
     if (outcome === 'delivered') this.observer.delivered(Math.max(0, this.now() - event.createdAt) / 1000);
-    if (failure !== undefined && UNREACHABLE.has(failure)) {
-      lane.unreachableUntil = this.now() + this.unreachableForMs;
-      lane.unreachable = failure;
-    } else if (failure === undefined) {
-      lane.unreachableUntil = 0;
-    }
-    this.record(lane, event, at, failure, status, true);
+    if (failure !== undefined && UNREACHABLE.has(failure)) lane.circuit.refused(failure, probe, this.now());
+    // Answered after a refusal: the subscriber's waiting events go out as usual.
+    else if (lane.circuit.answered()) lane.more = true;
+    this.record(lane, event, at, failure, status);
     if (this.settlements.length >= SETTLE_BATCH) void this.flush();
     if (this.inFlight.size === 0) this.idle?.();
     if (lane.more) this.schedulePump(lane);
   }
 
-  private record(lane: Lane, event: OutboxEvent, at: number, failure: string | undefined, status: number | undefined, dialed: boolean): void {
+  private record(lane: Lane, event: OutboxEvent, at: number, failure: string | undefined, status: number | undefined): void {
     const settlement = settlementOf(event, at, failure, this.options.config.retryScheduleMs, this.random);
     this.settlements.push(settlement);
-    if (failure !== undefined) logFailedAttempt(this.options.logger, lane.host, event, settlement, failure, status, dialed);
+    if (failure !== undefined) logFailedAttempt(this.options.logger, lane.host, event, settlement, failure, status);
   }
 
   private flush(): Promise<void> {

@@ -17,14 +17,33 @@ export function settlementOf(event: OutboxEvent, at: number, failure: string | u
   return { seq: event.seq, status: 'pending', attempts, nextAttemptAt: at + Math.round(delay * (1 - JITTER + 2 * JITTER * random())), at, error: failure };
 }
 
+/**
+ * How long an event may wait, due, for an unreachable subscriber before it is marked failed without another
+ * attempt: the whole schedule at its longest jitter, the time its attempts would have taken.
+ */
+export function retryWindowMs(schedule: readonly number[]): number {
+  return Math.round(schedule.reduce((sum, delay) => sum + delay, 0) * (1 + JITTER));
+}
+
+/** An event whose retry window passed while its subscriber was unreachable: failed, its attempts as they were. */
+export function expiredSettlement(event: OutboxEvent, at: number, unreachable: string): Settlement {
+  return { seq: event.seq, status: 'failed', attempts: event.attempts, nextAttemptAt: at, at, error: `${unreachable}; retry window passed while unreachable` };
+}
+
+export function logExpired(logger: Logger, host: string, event: OutboxEvent, unreachable: string): void {
+  logger.error(
+    { eventId: event.eventId, subscriber: host, attempts: event.attempts, error: unreachable },
+    'webhook event not delivered: its retry window passed while the subscriber was unreachable; event marked failed',
+  );
+}
+
 /** One line per failed attempt: the event, the subscriber's host, the status or error, the next attempt; never the secret. */
-export function logFailedAttempt(logger: Logger, host: string, event: OutboxEvent, settlement: Settlement, failure: string, status: number | undefined, dialed: boolean): void {
+export function logFailedAttempt(logger: Logger, host: string, event: OutboxEvent, settlement: Settlement, failure: string, status: number | undefined): void {
   const fields = {
     eventId: event.eventId,
     subscriber: host,
     attempt: settlement.attempts,
     ...(status === undefined ? { error: failure } : { status }),
-    ...(dialed ? {} : { dialed: false }),
     nextAttemptAt: settlement.status === 'failed' ? null : new Date(settlement.nextAttemptAt).toISOString(),
   };
   if (settlement.status === 'failed') logger.error(fields, 'webhook attempt failed; no attempt left, event marked failed');

@@ -6,9 +6,9 @@
 /**
  * How one attempt ended: a 2xx (`delivered`), another status (`failed_status`), no answer within
  * WEBHOOK_TIMEOUT_MS (`timeout`), no connection (`refused`: refused, unresolvable, unreachable, connect timed
- * out), not dialed because the subscriber just could not be reached (`skipped`), or any other network error.
+ * out), or any other network error.
  */
-export type AttemptOutcome = 'delivered' | 'failed_status' | 'timeout' | 'refused' | 'skipped' | 'error';
+export type AttemptOutcome = 'delivered' | 'failed_status' | 'timeout' | 'refused' | 'error';
 
 export type WebhookObserver = {
   attempted(outcome: AttemptOutcome): void;

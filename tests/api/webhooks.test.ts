@@ -153,22 +153,42 @@ describe('the new-plant webhook', () => {
     expect(hooks.deliveries[0]).toMatchObject({ verified: true, body: JSON.stringify(plant) });
   });
 
-  it('when the subscriber refuses connections, then it is dialed at most once a second and the other due events spend an attempt without dialing', async () => {
+  it('when the subscriber refuses connections, then its other events wait without an attempt and all go out once a probe gets through', async () => {
     const port = await closedPort();
-    const app = await appWith(`http://127.0.0.1:${port}/hooks`, { WEBHOOK_RETRY_SCHEDULE: '10s', WEBHOOK_CONNECTIONS: '1' });
+    const app = await appWith(`http://127.0.0.1:${port}/hooks`, { WEBHOOK_RETRY_SCHEDULE: '1s,10s', WEBHOOK_CONNECTIONS: '1' });
 
     await Promise.all(Array.from({ length: 5 }, () => postPlant(app, aNewPlant())));
     await sleep(500);
+    const failedWhileDown = app.logs.filter((line) => line.msg.startsWith('webhook attempt failed'));
+    const rowsWhileDown = outboxRows(app).map((row) => [row.status, row.attempts]);
+    const hooks = await receiver({ port });
+    await hooks.waitFor((all) => new Set(all.map((delivery) => delivery.id)).size === 5);
+    await sleep(300);
 
-    const failures = app.logs.filter((line) => line.msg.startsWith('webhook attempt failed'));
-    expect(failures.map((line) => [line.error, line.dialed, line.attempt])).toEqual([
-      ['ECONNREFUSED', undefined, 1],
-      ['ECONNREFUSED', false, 1],
-      ['ECONNREFUSED', false, 1],
-      ['ECONNREFUSED', false, 1],
-      ['ECONNREFUSED', false, 1],
+    expect(failedWhileDown.map((line) => [line.error, line.attempt])).toEqual([['ECONNREFUSED', 1]]);
+    expect(rowsWhileDown.filter(([, attempts]) => attempts === 0n)).toHaveLength(4);
+    expect(app.logs.filter((line) => line.msg.startsWith('webhook subscriber')).map((line) => [line.level, line.msg.split(';')[0], line.subscriber])).toEqual([
+      [40, 'webhook subscriber unreachable', `127.0.0.1:${port}`],
+      [30, 'webhook subscriber reachable again', `127.0.0.1:${port}`],
     ]);
-    expect(outboxRows(app).map((row) => [row.status, row.attempts])).toEqual(Array(5).fill(['pending', 1n]));
+    expect(hooks.deliveries.every((delivery) => delivery.verified)).toBe(true);
+    expect(outboxRows(app).map((row) => row.status)).toEqual(Array(5).fill('delivered'));
+  });
+
+  it('when the subscriber stays unreachable past the retry window, then its waiting events are marked failed, kept and logged', async () => {
+    const port = await closedPort();
+    const app = await appWith(`http://127.0.0.1:${port}/hooks`, { WEBHOOK_RETRY_SCHEDULE: '100ms', WEBHOOK_CONNECTIONS: '1' });
+
+    await Promise.all(Array.from({ length: 4 }, () => postPlant(app, aNewPlant())));
+    for (const until = performance.now() + 5000; outboxRows(app).some((row) => row.status !== 'failed') && performance.now() < until; ) await sleep(50);
+
+    const rows = outboxRows(app);
+    const expired = rows.filter((row) => row.last_error === 'ECONNREFUSED; retry window passed while unreachable');
+    expect(rows.map((row) => row.status)).toEqual(Array(4).fill('failed'));
+    expect(expired.length).toBeGreaterThanOrEqual(2);
+    expect(expired.every((row) => row.attempts < 2n)).toBe(true);
+    const expiredLines = app.logs.filter((line) => line.msg.startsWith('webhook event not delivered: its retry window passed'));
+    expect(expiredLines.map((line) => [line.level, line.eventId, line.error]).sort()).toEqual(expired.map((row) => [50, row.event_id, 'ECONNREFUSED']).sort());
   });
 
   it('when every attempt fails, then after the last one the event is marked failed, kept and logged', async () => {
