@@ -1,6 +1,7 @@
 // Reads and deletes: GET /plants/{id} and GET /plants?limit=100 (random after) on a store of STORED plants,
-// each against the read ceiling (bench/read-ceiling-server.ts) in the same run, then mixed traffic (80% reads by
-// id, 15% creates, 5% deletes) with the latency of reads and writes taken apart.
+// each against the read ceiling (bench/read-ceiling-server.ts) and the read floor (bench/read-floor-server.ts,
+// the ceiling plus the store's read) in the same run, then mixed traffic (80% reads by id, 15% creates,
+// 5% deletes) with the latency of reads and writes taken apart.
 import type autocannon from 'autocannon';
 import { storeOfPlants } from './create.section';
 import {
@@ -25,6 +26,7 @@ import {
 } from './lib';
 
 const READ_CEILING = { script: 'read-ceiling-server.js', label: 'read ceiling' };
+const READ_FLOOR = { script: 'read-floor-server.js', label: 'read floor' };
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 const randomId = (max: number): number => 1 + Math.floor(Math.random() * max);
 
@@ -99,8 +101,10 @@ export async function readSection(): Promise<SectionResult> {
   const { medians, runs } = await alternate({
     byId: () => measure('service', freshStore('read-by-id', full), { requests: byIdRequests() }),
     byIdCeiling: () => measure(READ_CEILING, freshStore('read-ceiling'), { requests: byIdRequests() }),
+    byIdFloor: () => measure(READ_FLOOR, freshStore('read-floor', full), { requests: byIdRequests() }),
     page: () => measure('service', freshStore('read-page', full), { requests: pageRequests() }),
     pageCeiling: () => measure(READ_CEILING, freshStore('read-ceiling'), { requests: pageRequests() }),
+    pageFloor: () => measure(READ_FLOOR, freshStore('read-floor', full), { requests: pageRequests() }),
   });
 
   const readP99s: number[] = [];
@@ -117,13 +121,13 @@ export async function readSection(): Promise<SectionResult> {
       return figures;
     },
   });
-  const { byId, byIdCeiling, page, pageCeiling } = medians;
+  const { byId, byIdCeiling, byIdFloor, page, pageCeiling, pageFloor } = medians;
   const mix = mixed.medians.mixed;
   const readP99 = median(readP99s);
   const writeP99 = median(writeP99s);
   const peakRss = Math.max(...runs.byId.map((x) => x.peakRssMiB), ...runs.page.map((x) => x.peakRssMiB), ...mixed.runs.mixed.map((x) => x.peakRssMiB));
   console.error(
-    `reads: by id ${f2(byId.rps / byIdCeiling.rps)} of ceiling, page ${f2(page.rps / pageCeiling.rps)}; mixed ${f0(mix.rps)} req/s, read p99 ${f1(readP99)} ms, write p99 ${f1(writeP99)} ms, shed ${mix.shed}`,
+    `reads: by id ${f2(byId.rps / byIdCeiling.rps)} of ceiling (floor ${f2(byIdFloor.rps / byIdCeiling.rps)}), page ${f2(page.rps / pageCeiling.rps)} (floor ${f2(pageFloor.rps / pageCeiling.rps)}); mixed ${f0(mix.rps)} req/s, read p99 ${f1(readP99)} ms, write p99 ${f1(writeP99)} ms, shed ${mix.shed}`,
   );
 
   const lines = [
@@ -132,15 +136,20 @@ export async function readSection(): Promise<SectionResult> {
     ...TABLE_HEAD,
     row('service, GET /plants/{id} (random id)', byId),
     row('read ceiling, one plant (Express 5 + helmet + bearer, from memory)', byIdCeiling),
+    row('read floor, one plant (the read ceiling + the service\'s SELECT on the same store)', byIdFloor),
     row('service, GET /plants?limit=100 (random after)', page),
     row('read ceiling, page of 100 (from memory)', pageCeiling),
+    row('read floor, page of 100 (the read ceiling + the service\'s SELECT on the same store)', pageFloor),
     row('service, mixed: 80% GET by id, 15% POST, 5% DELETE', mix),
     '',
     '| ratio | value | goal |',
     '|---|---:|---|',
     `| GET /plants/{id} / ceiling throughput | ${f2(byId.rps / byIdCeiling.rps)} | ≥ 0.90 |`,
     `| GET /plants/{id} / ceiling p99 | ${f2(byId.p99 / byIdCeiling.p99)} | ≤ 1.5 |`,
+    `| read floor, one plant / ceiling throughput (what the store's read alone leaves) | ${f2(byIdFloor.rps / byIdCeiling.rps)} | measured |`,
     `| GET /plants?limit=100 / ceiling throughput | ${f2(page.rps / pageCeiling.rps)} | ≥ 0.80 |`,
+    `| read floor, page / ceiling throughput (what the store's read alone leaves) | ${f2(pageFloor.rps / pageCeiling.rps)} | measured |`,
+    `| service / read floor: one plant, page | ${f2(byId.rps / byIdFloor.rps)}, ${f2(page.rps / pageFloor.rps)} | measured |`,
     `| mixed: throughput, p99 | ${f0(mix.rps)} req/s, ${f1(mix.p99)} ms | reported |`,
     `| mixed: reads p99 / writes p99 (a write waits for at least one whole commit) | ${f1(readP99)} / ${f1(writeP99)} ms = ${f2(readP99 / Math.max(writeP99, 0.001))} | ≤ 1 (a read waits at most one commit) |`,
     `| peak RSS under the read runs | ${f1(peakRss)} MiB | ≤ 150 MiB |`,
