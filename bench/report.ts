@@ -1,0 +1,26 @@
+// The report's pieces shared by the bench's sections: medians of rounds, number formats, table rows, and what a
+// section returns. Re-exported by bench/lib.ts.
+import type { Figures } from './lib';
+
+export const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+};
+
+export function medianFigures(runs: Figures[]): Figures {
+  const keys = Object.keys(runs[0] ?? {}) as (keyof Figures)[];
+  return Object.fromEntries(keys.map((key) => [key, median(runs.map((run) => run[key]))])) as Figures;
+}
+
+export const f0 = (n: number): string => n.toFixed(0);
+export const f1 = (n: number): string => n.toFixed(1);
+export const f2 = (n: number): string => n.toFixed(2);
+
+export const TABLE_HEAD = ['| target | req/s | p50 ms | p99 ms | server CPU µs/req | peak RSS MiB |', '|---|---:|---:|---:|---:|---:|'];
+export const row = (name: string, x: Figures): string =>
+  `| ${name} | ${f0(x.rps)} | ${f1(x.p50)} | ${f1(x.p99)} | ${f0(x.cpuPerRequestUs)} | ${f1(x.peakRssMiB)} |`;
+
+/** What every section returns: report lines, and how many of the service's requests were not 2xx where all must be. */
+export type SectionResult = { lines: string[]; failed: number };
+export const failures = (...runs: Figures[]): number => runs.reduce((sum, run) => sum + run.non2xx + run.errors, 0);
