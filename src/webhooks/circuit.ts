@@ -27,10 +27,6 @@ export class Circuit {
     return this.openUntil > 0;
   }
 
-  get probeInMs(): number {
-    return this.delayMs;
-  }
-
   probeDue(now: number): boolean {
     return !this.probing && now >= this.openUntil;
   }

@@ -1,4 +1,7 @@
-/** What becomes of an attempt: its settlement on the retry schedule, and the log line of a failed one. */
+/**
+ * What becomes of an event's attempts: its settlement on the retry schedule, the window after which a waiting
+ * event of an unreachable subscriber expires, and the log lines of a failed attempt and of an expired event.
+ */
 import type { Logger } from '../logger';
 import type { OutboxEvent, Settlement } from './outbox';
 
