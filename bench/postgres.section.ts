@@ -26,6 +26,7 @@ import {
   WARMUP_SECONDS,
   type Figures,
   type SectionResult,
+  throughputRatio,
 } from './lib';
 
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -165,7 +166,7 @@ export async function postgresSection(): Promise<SectionResult> {
     row('service on PostgreSQL (creates)', postgres),
   ];
   let failed = failures(...runs.sqlite, ...runs.postgres);
-  const ratios = [`| PostgreSQL / SQLite creates per second | ${f2(postgres.rps / sqlite.rps)} | ≥ 0.6 |`];
+  const ratios = [`| PostgreSQL / SQLite creates per second | ${throughputRatio(runs.postgres, runs.sqlite)} | ≥ 0.6 |`];
 
   if (await serviceReadsById()) {
     const template = await storeOfPlants();
@@ -175,7 +176,7 @@ export async function postgresSection(): Promise<SectionResult> {
     });
     lines.push(row(`service on SQLite (reads by id, ${STORED.toLocaleString('en')} plants)`, reads.medians.sqlite));
     lines.push(row(`service on PostgreSQL (reads by id, ${STORED.toLocaleString('en')} plants)`, reads.medians.postgres));
-    ratios.push(`| PostgreSQL / SQLite reads by id per second | ${f2(reads.medians.postgres.rps / reads.medians.sqlite.rps)} | ≥ 0.7 |`);
+    ratios.push(`| PostgreSQL / SQLite reads by id per second | ${throughputRatio(reads.runs.postgres, reads.runs.sqlite)} | ≥ 0.7 |`);
     failed += failures(...reads.runs.sqlite, ...reads.runs.postgres);
   } else {
     ratios.push('| PostgreSQL / SQLite reads by id per second | n/a: this build has no GET /plants/{id} | ≥ 0.7 |');

@@ -17,6 +17,16 @@ export const f0 = (n: number): string => n.toFixed(0);
 export const f1 = (n: number): string => n.toFixed(1);
 export const f2 = (n: number): string => n.toFixed(2);
 
+/**
+ * The throughput ratio of two targets measured in the same alternating rounds: the ratio of their medians (the
+ * figure a goal is judged on), followed by each round's own ratio. On this VM the rounds of one run spread by
+ * about a tenth; printed beside the goal, that spread says how much one run can tell.
+ */
+export const throughputRatio = (runs: Figures[], against: Figures[]): string => {
+  const ratio = median(runs.map((run) => run.rps)) / median(against.map((run) => run.rps));
+  return `${f2(ratio)} (rounds ${runs.map((run, index) => f2(run.rps / (against[index]?.rps ?? Number.NaN))).join(', ')})`;
+};
+
 export const TABLE_HEAD = ['| target | req/s | p50 ms | p99 ms | server CPU µs/req | peak RSS MiB |', '|---|---:|---:|---:|---:|---:|'];
 export const row = (name: string, x: Figures): string =>
   `| ${name} | ${f0(x.rps)} | ${f1(x.p50)} | ${f1(x.p99)} | ${f0(x.cpuPerRequestUs)} | ${f1(x.peakRssMiB)} |`;
