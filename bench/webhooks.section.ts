@@ -158,8 +158,9 @@ export async function webhooksSection(): Promise<SectionResult> {
   const { medians, runs } = await alternate({
     none: () => measure('service', freshStore('webhooks-none')),
     subscriber: async () => {
-      // What the subscriber received while creates ran flat out (warm-up and measured load): how far deliveries
-      // kept up with creates when both compete for the one core.
+      // What the subscriber received while creates ran flat out: how far deliveries kept up with creates when both
+      // compete for the one core. Counted from start to stop, so the second or so before the first create and the
+      // drain after the last make the rate a little low.
       const before = receiver.count();
       const started = performance.now();
       const figures = await measure('service', freshStore('webhooks-one'), { env: one });
