@@ -115,7 +115,7 @@ if [ ${#need[@]} -gt 0 ]; then
   apt_install "${need[@]}"
 fi
 echo "network backend: $backend, with its DNS plugin"
-# A network made before the plugin was there has DNS off for good: start from none of ours.
+# A network made while the plugin was missing may keep DNS off: start from none of ours.
 remove_project "$PROJECT"
 remove_project "$REPLICAS_PROJECT"
 
