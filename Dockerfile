@@ -23,7 +23,7 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 # The build's incremental state (dist/.tsbuildinfo) is for rebuilding, not for running.
-RUN npm run build && rm dist/.tsbuildinfo
+RUN npm run build && rm -f dist/.tsbuildinfo
 
 FROM ${BASE_IMAGE} AS runtime
 # tini is PID 1: it forwards SIGTERM to node and reaps children, so `docker stop` drains instead of waiting.
