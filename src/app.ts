@@ -3,18 +3,17 @@ import express, { type Express } from 'express';
 import type { Store as RateLimitStore } from 'express-rate-limit';
 import { createAuth, readCredentials, type StaticTokenStore } from './auth';
 import type { Config } from './config';
-import type { Readiness } from './db/store';
 import { docsRoutes } from './docs/docs.routes';
 import { errorMiddleware } from './http/error.middleware';
 import { allowedMethods, methodNotAllowed, notFound } from './http/fallback.handlers';
 import { healthRoutes } from './http/health.routes';
 import { jsonBody } from './http/json-body';
 import { loadShedding } from './http/load-shed.middleware';
-import type { Lifecycle } from './http/lifecycle';
 import { rateLimitPerMinute } from './http/rate-limit.middleware';
 import { requestLog } from './http/request-log.middleware';
 import { securityHeaders } from './http/security-headers';
 import { inSequence } from './http/sequence';
+import type { Lifecycle, Readiness } from './lifecycle';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import { buildOpenApiDocument } from './openapi';
@@ -26,7 +25,7 @@ import { PlantService } from './plants/plant.service';
 export type AppDeps = {
   config: Config;
   logger: Logger;
-  /** The store's repository and readiness check, whatever the dialect (src/db/store.ts). */
+  /** The store's repository and readiness check, whatever the dialect (src/store). */
   plants: PlantRepository;
   readiness: Readiness;
   lifecycle: Lifecycle;

@@ -3,10 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { StaticTokenStore, startTokenRotation } from './auth';
 import { ConfigError, loadConfig, type Config } from './config';
-import { createStore } from './db/store';
+import { createStore } from './store';
 import { trackConnections } from './http/connections';
 import { SERVER_OPTIONS, installHttpEdges } from './http/http-edges';
-import type { Lifecycle } from './http/lifecycle';
+import type { Lifecycle } from './lifecycle';
 import { createLogger, exitAfterLogFlush, type Logger } from './logger';
 import type { MetricsServer } from './metrics';
 

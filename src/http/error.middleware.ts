@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler } from 'express';
 import { AppError, catalogue, type Reason } from '../errors';
 import type { Logger } from '../logger';
-import type { TraceContext } from './trace-context';
+import type { TraceContext } from '../tracing';
 
 // body-parser's errors carry a `type`; each known one gets a catalogue row instead of its own status and text.
 const PARSER_ERRORS: Record<string, { reason: Reason; message?: (error: { limit?: number }) => string }> = {

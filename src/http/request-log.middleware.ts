@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { Logger } from '../logger';
-import { parseTraceparent } from './trace-context';
+import { parseTraceparent } from '../tracing';
 import { missingHost } from './http-edges';
 
 // A client's id is echoed into headers and logs, so it must be short and plain.

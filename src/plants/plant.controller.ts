@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
 import { AppError } from '../errors';
-import type { TraceContext } from '../http/trace-context';
+import type { TraceContext } from '../tracing';
 import type { PlantService } from './plant.service';
 import { listQuerySchema, newPlantSchema, plantIdParamSchema } from './plant.schemas';
 

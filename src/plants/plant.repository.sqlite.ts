@@ -1,10 +1,10 @@
 import type Database from 'better-sqlite3';
 import type { Db } from '../db/database';
 import type { Logger } from '../logger';
-import type { PlantOutbox } from '../webhooks';
 import { AppError } from '../errors';
 import { isStoreFault, type SqliteHealth } from '../db/sqlite-health';
 import type { CreateContext, InsertOutcome, PlantRepository, PlantsPage } from './plant.repository';
+import type { PlantOutbox } from './plant.outbox';
 import type { NewPlant, Plant } from './plant.schemas';
 import { ignoreStore, type StoreObserver } from './store-observer';
 

@@ -1,6 +1,6 @@
 import { Pool, type Dispatcher } from 'undici';
 import type { WebhookConfig } from '../config';
-import { childTraceparent } from '../http/trace-context';
+import { childTraceparent } from '../tracing';
 import { signedHeaders } from './event';
 import type { OutboxEvent } from './outbox';
 import type { AttemptOutcome } from './webhook-observer';

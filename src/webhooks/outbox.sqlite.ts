@@ -1,9 +1,10 @@
 import { openDatabase, type Db } from '../db/database';
 import { AppError } from '../errors';
-import type { TraceContext } from '../http/trace-context';
+import type { TraceContext } from '../tracing';
+import type { PlantOutbox } from '../plants/plant.outbox';
 import type { NewPlant } from '../plants/plant.schemas';
 import { newEventId, newPlantPayload, traceColumn, traceOfColumn } from './event';
-import type { OutboxEvent, OutboxStore, PlantOutbox, Settlement } from './outbox';
+import type { OutboxEvent, OutboxStore, Settlement } from './outbox';
 
 type Row = {
   seq: number;

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { childTraceparent, parseTraceparent } from '../../src/http/trace-context';
+import { childTraceparent, parseTraceparent } from '../../src/tracing';
 import { aNewPlant } from '../helpers/plants';
 import { defaultStore, dropTable, postPlant, startTestApp, type TestApp } from '../helpers/test-app';
 

@@ -30,12 +30,13 @@ describe('the webhook outbox at start', () => {
     const config = loadConfig({ AUTH_TOKENS: 'x'.repeat(32), WEBHOOK_URLS: hooks.url, WEBHOOK_SECRET, WEBHOOK_RETENTION_HOURS: '1' });
     const logs: Record<string, unknown>[] = [];
     const logger = createLogger(config, { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) });
-    const webhooks = createSqliteWebhooks(config, db, logger);
+    if (config.webhooks === undefined) throw new Error('webhooks not configured');
+    const webhooks = createSqliteWebhooks(config.webhooks, db, { busyTimeoutMs: config.databaseBusyTimeoutMs, logger });
 
-    webhooks?.start();
+    webhooks.start();
     await hooks.waitFor((all) => all.length === 1);
     await sleep(400);
-    await webhooks?.stop(1000);
+    await webhooks.stop(1000);
     const left = db.prepare('SELECT event_id, status, attempts, last_error FROM webhook_outbox ORDER BY seq').safeIntegers(false).all();
     db.close();
     await hooks.close();
