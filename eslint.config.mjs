@@ -5,7 +5,8 @@ import { layerZones } from './eslint.layers.mjs';
 
 export default tseslint.config(
   // tests/fixtures/lint/ holds files that break the rules on purpose; tests/unit/layers.test.ts lints them.
-  { ignores: ['dist/', 'dist-bench/', 'coverage/', 'node_modules/', 'data/', 'tests/fixtures/lint/'] },
+  // tests/fixtures/*.cjs are preloads node runs as they are, outside the TypeScript project.
+  { ignores: ['dist/', 'dist-bench/', 'coverage/', 'node_modules/', 'data/', 'tests/fixtures/lint/', 'tests/fixtures/*.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -24,7 +25,12 @@ export default tseslint.config(
     // each other. Relative imports name no extension, so the resolver is told to try .ts.
     files: ['src/**/*.ts', 'bench/**/*.ts', 'tests/**/*.ts'],
     plugins: { 'import-x': importX },
-    settings: { 'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json', '.node'] })] },
+    settings: {
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json', '.node'] })],
+      // Which files import-x parses to follow their imports (no-cycle): without .ts here it would see none.
+      'import-x/extensions': ['.ts', '.js', '.mjs', '.cjs'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+    },
     rules: {
       'import-x/no-restricted-paths': ['error', { basePath: import.meta.dirname, zones: layerZones }],
       'import-x/no-cycle': ['error', { ignoreExternal: true }],
