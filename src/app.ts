@@ -22,8 +22,11 @@ import type { PlantRepository } from './plants/plant.repository';
 import { PLANT_ALLOW, PLANTS_ALLOW, plantRoutes } from './plants/plant.routes';
 import { PlantService } from './plants/plant.service';
 
+/** The variables the HTTP app reads; the rest of the configuration is the service's and the store's. */
+export type AppConfig = Pick<Config, 'trustProxy' | 'corsOrigins' | 'docsEnabled' | 'loadShedLagMs' | 'rateLimitPerMinute' | 'bodyLimitBytes' | 'oidc'>;
+
 export type AppDeps = {
-  config: Config;
+  config: AppConfig;
   logger: Logger;
   /** The store's repository and readiness check, whatever the dialect (src/store). */
   plants: PlantRepository;
@@ -38,7 +41,7 @@ export type AppDeps = {
 
 // The paths publicRoutes serves, matched as Express matches routes: any case, with or without a trailing slash.
 const PUBLIC_PATH = /^\/(?:healthz|readyz|openapi\.json|docs)(?:\/|$)/i;
-// Its OPTIONS routes: /plants and /plants/{id}. Other OPTIONS requests go on as before (to 401 or 404).
+// Its OPTIONS routes: /plants and /plants/{id}. Other OPTIONS requests continue down the chain (to 401 or 404).
 const PLANT_PATH = /^\/plants(?:\/[^/]+)?\/?$/i;
 
 /** Builds the whole HTTP app from its dependencies; reads no environment and listens on nothing. */

@@ -8,7 +8,7 @@ import type { WebhookConfig } from '../config';
 import type { Db } from '../db/database';
 import type { Logger } from '../logger';
 import type { PlantOutbox, PostgresPlantOutbox } from '../plants/plant.outbox';
-import { WebhookDispatcher } from './dispatcher';
+import { urlsOf, WebhookDispatcher } from './dispatcher';
 import { APPLY_WITH_EVENTS, PostgresOutbox } from './outbox.postgres';
 import { SqliteOutbox } from './outbox.sqlite';
 import type { WebhookObserver } from './webhook-observer';
@@ -27,7 +27,7 @@ export function createSqliteWebhooks(
   db: Db,
   options: { busyTimeoutMs: number; logger: Logger; observer?: WebhookObserver },
 ): SqliteWebhooks {
-  const outbox = new SqliteOutbox(db, config.urls, options.busyTimeoutMs);
+  const outbox = new SqliteOutbox(db, urlsOf(config), options.busyTimeoutMs);
   const dispatcher = new WebhookDispatcher({ store: outbox, config, logger: options.logger, observer: options.observer });
   outbox.onRecorded = dispatcher.wake;
   return {
@@ -47,7 +47,7 @@ export function createPostgresWebhooks(
   options: { logger: Logger; pollMs?: number; observer?: WebhookObserver },
 ): PostgresWebhooks {
   // Longer than any attempt can take, so a lease runs out only when its replica is gone.
-  const outbox = new PostgresOutbox(pool, config.urls, 2 * config.timeoutMs + 30_000);
+  const outbox = new PostgresOutbox(pool, urlsOf(config), 2 * config.timeoutMs + 30_000);
   const dispatcher = new WebhookDispatcher({ store: outbox, config, logger: options.logger, pollMs: options.pollMs, observer: options.observer });
   return {
     outbox: { statement: APPLY_WITH_EVENTS, params: (batch) => outbox.eventParams(batch), wake: dispatcher.wake },

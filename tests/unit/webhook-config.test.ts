@@ -20,7 +20,10 @@ describe('loadConfig: webhooks', () => {
     const config = loadConfig({ WEBHOOK_URLS: 'https://a.example.com/hooks, http://10.0.0.2:8080/p?x=1', WEBHOOK_SECRET: SECRET }, generate);
 
     expect(config.webhooks).toEqual({
-      urls: ['https://a.example.com/hooks', 'http://10.0.0.2:8080/p?x=1'],
+      subscribers: [
+        { url: 'https://a.example.com/hooks', origin: 'https://a.example.com', host: 'a.example.com', path: '/hooks' },
+        { url: 'http://10.0.0.2:8080/p?x=1', origin: 'http://10.0.0.2:8080', host: '10.0.0.2:8080', path: '/p?x=1' },
+      ],
       secret: SECRET,
       timeoutMs: 5000,
       retryScheduleMs: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
@@ -44,7 +47,7 @@ describe('loadConfig: webhooks', () => {
 
     const config = loadConfig({ WEBHOOK_URLS: 'https://a.example.com/h', WEBHOOK_URLS_FILE: file, WEBHOOK_SECRET: SECRET }, generate);
 
-    expect(config.webhooks?.urls).toEqual(['https://a.example.com/h', 'https://b.example.com/h']);
+    expect(config.webhooks?.subscribers.map((subscriber) => subscriber.url)).toEqual(['https://a.example.com/h', 'https://b.example.com/h']);
   });
 
   it('when only one of subscribers and secret is set, then it refuses: both or neither', () => {
