@@ -58,8 +58,8 @@ export async function startService(config: Config, logger: Logger, options: Serv
   }
   const tokens = new StaticTokenStore(config);
 
-  // Metrics and the shared rate limit load only when configured: prom-client and redis together cost ~33 MiB of
-  // memory that a process without them would carry.
+  // Metrics and the shared rate limit load only when configured: a process without them does not carry the
+  // memory prom-client and redis take.
   /* eslint-disable @typescript-eslint/no-require-imports */
   const metricsModule = config.metricsPort === 0 ? undefined : (require('./metrics') as typeof import('./metrics'));
   const redisModule = config.redisUrl === undefined ? undefined : (require('./http/rate-limit.redis') as typeof import('./http/rate-limit.redis'));

@@ -4,7 +4,7 @@ import type { Logger } from '../logger';
 import type { CreateContext, InsertOutcome, PlantRepository, PlantsPage, StoredPlant } from './plant.repository';
 import { plantJson, plantsJson } from './plant.json';
 import type { PostgresPlantOutbox } from './plant.outbox';
-import { INT64_MAX, INT64_MIN, type NewPlant, type Plant } from './plant.schemas';
+import { INT64_MAX, INT64_MIN, type ListQuery, type NewPlant, type Plant } from './plant.schemas';
 import { ignoreStore, type StoreObserver } from './store-observer';
 
 type Row = { id: bigint; name: string; tag: string | null };
@@ -82,7 +82,7 @@ export class PostgresPlantRepository implements PlantRepository {
   }
 
   /** Ascending id, ids greater than `after` when given, only `tag` when given, at most `limit` plants. */
-  async list(query: { limit: number; after?: bigint; tag?: string }): Promise<PlantsPage> {
+  async list(query: ListQuery): Promise<PlantsPage> {
     // One statement per shape, not `($1 IS NULL OR id > $1)`: a prepared statement's generic plan could not
     // start its index scan at the cursor, and a deep page would read every row before it.
     if (query.after === INT64_MAX) return { json: '[]' };
