@@ -26,11 +26,14 @@ export function sqliteParts(
   const webhooks =
     config.webhooks === undefined
       ? undefined
-      : (require('../webhooks') as typeof import('../webhooks')).createSqliteWebhooks(config.webhooks, db, {
-          busyTimeoutMs: config.databaseBusyTimeoutMs,
-          logger,
-          observer: hooks.webhookObserver,
-        });
+      : (require('../webhooks') as typeof import('../webhooks')).createSqliteWebhooks(
+          config.webhooks,
+          { db, writer: openDatabase(db.name, { busyTimeoutMs: config.databaseBusyTimeoutMs }) },
+          {
+            logger,
+            observer: hooks.webhookObserver,
+          },
+        );
   /* eslint-enable @typescript-eslint/no-require-imports */
   return {
     plants: new SqlitePlantRepository(db, logger, health, hooks.observer, webhooks?.outbox),

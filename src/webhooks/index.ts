@@ -21,13 +21,16 @@ export type Dispatching = { start(): void; stop(timeoutMs: number): Promise<void
 export type SqliteWebhooks = Dispatching & { outbox: PlantOutbox };
 export type PostgresWebhooks = Dispatching & { outbox: PostgresPlantOutbox };
 
-/** The SQLite outbox on the store's connection and its dispatcher. */
+/**
+ * The SQLite outbox on the store's connection and its dispatcher. `connections.writer` is a second connection to
+ * the same file, opened by the caller (this module never loads the driver itself) and closed by stop().
+ */
 export function createSqliteWebhooks(
   config: WebhookConfig,
-  db: Db,
-  options: { busyTimeoutMs: number; logger: Logger; observer?: WebhookObserver },
+  connections: { db: Db; writer: Db },
+  options: { logger: Logger; observer?: WebhookObserver },
 ): SqliteWebhooks {
-  const outbox = new SqliteOutbox(db, urlsOf(config), options.busyTimeoutMs);
+  const outbox = new SqliteOutbox(connections.db, connections.writer, urlsOf(config));
   const dispatcher = new WebhookDispatcher({ store: outbox, config, logger: options.logger, observer: options.observer });
   outbox.onRecorded = dispatcher.wake;
   return {

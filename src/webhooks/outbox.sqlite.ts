@@ -1,4 +1,4 @@
-import { openDatabase, type Db } from '../db/database';
+import type { Db } from '../db/database';
 import { AppError } from '../errors';
 import type { TraceContext } from '../tracing';
 import type { PlantOutbox } from '../plants/plant.outbox';
@@ -42,14 +42,15 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
   private readonly pending;
   onRecorded: () => void = () => undefined;
 
-  private readonly writer: Db;
-
+  /**
+   * `db` is the plant repository's connection; `writer` a second one to the same file, for pruning and retiring,
+   * which this outbox owns and closes.
+   */
   constructor(
     db: Db,
+    private readonly writer: Db,
     private readonly subscribers: readonly string[],
-    busyTimeoutMs: number,
   ) {
-    this.writer = openDatabase(db.name, { busyTimeoutMs });
     this.writer.pragma('synchronous = NORMAL');
     this.insert = db.prepare<[string, string, bigint, string, number, number, number, string | null]>(
       `INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, next_attempt_at, created_at, updated_at, trace_context)

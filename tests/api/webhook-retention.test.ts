@@ -31,7 +31,7 @@ describe('the webhook outbox at start', () => {
     const logs: Record<string, unknown>[] = [];
     const logger = createLogger(config, { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) });
     if (config.webhooks === undefined) throw new Error('webhooks not configured');
-    const webhooks = createSqliteWebhooks(config.webhooks, db, { busyTimeoutMs: config.databaseBusyTimeoutMs, logger });
+    const webhooks = createSqliteWebhooks(config.webhooks, { db, writer: openDatabase(db.name, { busyTimeoutMs: 1000 }) }, { logger });
 
     webhooks.start();
     await hooks.waitFor((all) => all.length === 1);

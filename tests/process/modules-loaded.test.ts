@@ -52,10 +52,10 @@ describeWith('postgres', 'the modules a PostgreSQL process loads', (serverUrl) =
     });
   });
 
-  it('when a webhook subscriber is configured, then undici is loaded for its deliveries', async () => {
+  it('when a webhook subscriber is configured, then undici is loaded for its deliveries, and still no SQLite driver', async () => {
     const packages = await packagesLoaded({ DATABASE_URL: database.url, WEBHOOK_URLS: 'http://127.0.0.1:9/hooks', WEBHOOK_SECRET });
 
-    expect(packages.has('undici')).toBe(true);
+    expect({ betterSqlite3: packages.has('better-sqlite3'), undici: packages.has('undici') }).toEqual({ betterSqlite3: false, undici: true });
   });
 });
 
