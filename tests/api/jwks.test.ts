@@ -2,6 +2,7 @@ import net from 'node:net';
 import { aNewPlant } from '../helpers/plants';
 import { AUDIENCE, ISSUER, startIdentityProvider, type IdentityProvider } from '../helpers/identity-provider';
 import { startTestApp, type TestApp } from '../helpers/test-app';
+import { sleep } from '../helpers/common';
 
 const UNKNOWN_KEY = { error: 40102, message: 'The access token is signed with a key the identity provider does not publish (unknown kid).' };
 const UNREACHABLE = {
@@ -18,7 +19,6 @@ function post(app: TestApp, token: string) {
     .send(JSON.stringify(aNewPlant()));
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('the JWKS cache', () => {
   let idp: IdentityProvider;

@@ -2,14 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
 import { loadConfig } from '../../src/config';
 import { loadPostgresMigrations, migratePostgres } from '../../src/db/migrate.postgres';
-import { createLogger } from '../../src/logger';
 import { createMetrics } from '../../src/metrics';
 import { PostgresPlantRepository } from '../../src/plants/plant.repository.postgres';
 import { newPlantSchema } from '../../src/plants/plant.schemas';
 import { createPostgresWebhooks, type PostgresWebhooks } from '../../src/webhooks';
 import { describeWith } from '../helpers/optional-services';
 import { aNewPlant } from '../helpers/plants';
-import { sleep, startReceiver, WEBHOOK_SECRET, type Receiver } from '../helpers/webhook-receiver';
+import { startReceiver, WEBHOOK_SECRET, type Receiver } from '../helpers/webhook-receiver';
+import { sleep } from '../helpers/common';
+import { captureLogs, type LogLine } from '../helpers/common';
 
 describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', (serverUrl) => {
   const database = `plants_t_${randomBytes(6).toString('hex')}`;
@@ -51,13 +52,12 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
     return pool;
   }
 
-  type Replica = { webhooks: PostgresWebhooks; plants: PostgresPlantRepository; pool: Pool; logs: Record<string, unknown>[] };
+  type Replica = { webhooks: PostgresWebhooks; plants: PostgresPlantRepository; pool: Pool; logs: LogLine[] };
 
   /** One replica: its own pool, plant repository and dispatcher over the shared outbox, wired as src/store does. */
   function replica(url: string, env: Record<string, string> = {}, observer?: ReturnType<typeof createMetrics>['webhooks']): Replica {
     const config = loadConfig({ AUTH_TOKENS: 'x'.repeat(32), WEBHOOK_URLS: url, WEBHOOK_SECRET, WEBHOOK_RETRY_SCHEDULE: '100ms,100ms', ...env });
-    const logs: Record<string, unknown>[] = [];
-    const logger = createLogger(config, { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) });
+    const { logs, logger } = captureLogs(config);
     const pool = poolOf();
     if (config.webhooks === undefined) throw new Error('webhooks not configured');
     const webhooks = createPostgresWebhooks(config.webhooks, pool, { logger, pollMs: 50, observer });

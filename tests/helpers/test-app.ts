@@ -7,16 +7,16 @@ import { loadConfig, type Config } from '../../src/config';
 import { openDatabase, type Db } from '../../src/db/database';
 import { loadMigrations, migrate } from '../../src/db/migrate';
 import type { Lifecycle } from '../../src/lifecycle';
-import { createLogger, type Logger } from '../../src/logger';
 import { startService, type Service } from '../../src/service';
 import { sqliteParts } from '../../src/store/sqlite';
+import { captureLogs, type LogLine } from './common';
 import { freePort } from './ports';
 import { adminUrl, createTestDatabase, outboxRows, plantRows, runSql, type OutboxRow } from './postgres';
 
 export const TOKEN = 'test-token-0123456789abcdefghijklmnopqrstuvwxyz';
 export const OTHER_TOKEN = 'other-token-0123456789abcdefghijklmnopqrstuvwxyz';
 
-export type LogLine = Record<string, unknown> & { level: number; msg: string };
+export type { LogLine } from './common';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -60,18 +60,6 @@ const testConfig = async (env: Record<string, string>, databaseUrl: string): Pro
     // Any METRICS_PORT but 0 turns metrics on, on a port of the test's own: parallel suites would collide on one.
     METRICS_PORT: env.METRICS_PORT === undefined || env.METRICS_PORT === '0' ? '0' : String(await freePort()),
   });
-
-function captureLogs(config: Config): { rawLogs: string[]; logs: LogLine[]; logger: Logger } {
-  const rawLogs: string[] = [];
-  const logs: LogLine[] = [];
-  const logger = createLogger(config, {
-    write(line: string) {
-      rawLogs.push(line);
-      logs.push(JSON.parse(line) as LogLine);
-    },
-  });
-  return { rawLogs, logs, logger };
-}
 
 /**
  * The production service (src/service.ts: its timeouts, connection cap and drain) over a real SQLite file in a

@@ -6,6 +6,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/postgres';
 import { startServer, tempDataDir, type ServerProcess } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
 import { WEBHOOK_SECRET } from '../helpers/webhook-receiver';
+import { sleep } from '../helpers/common';
 
 const PRELOAD = path.resolve(__dirname, '..', 'fixtures', 'report-loaded-modules.cjs');
 
@@ -23,7 +24,7 @@ async function packagesLoaded(env: Record<string, string>): Promise<Set<string>>
     expect(created.status).toBe(200);
     server.child.kill('SIGUSR2');
     const deadline = Date.now() + 5000;
-    while (!existsSync(file) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    while (!existsSync(file) && Date.now() < deadline) await sleep(20);
     const modules = JSON.parse(readFileSync(file, 'utf8')) as string[];
     return new Set(modules.flatMap((module) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(module)?.[1] ?? []));
   } finally {

@@ -8,20 +8,16 @@ import { loadMigrations, migrate } from '../../src/db/migrate';
 import { createStore } from '../../src/store';
 import { sqliteParts } from '../../src/store/sqlite';
 import type { PostgresStore } from '../../src/store/postgres';
-import { createLogger } from '../../src/logger';
 import type { PlantRepository } from '../../src/plants/plant.repository';
 import { uniqueId } from '../helpers/plants';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres';
 import { describeWith } from '../helpers/optional-services';
+import { captureLogs, type LogLine } from '../helpers/common';
 
 // The contract of PlantRepository, run against each store: what keeps the two dialects the same.
-type Subject = { plants: PlantRepository; logs: Record<string, unknown>[]; close: () => Promise<void> };
+type Subject = { plants: PlantRepository; logs: LogLine[]; close: () => Promise<void> };
 
-function capture() {
-  const logs: Record<string, unknown>[] = [];
-  const logger = createLogger({ logLevel: 'debug' }, { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) });
-  return { logs, logger };
-}
+const capture = () => captureLogs();
 
 function sqliteSubject(): Promise<Subject> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'plants-repo-'));

@@ -2,18 +2,12 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
+import { errorOf as messageOf } from '../helpers/common';
 
 const generate = () => 'generated-token';
 const SECRET = `whsec_${Buffer.alloc(24, 7).toString('base64')}`;
 
-function errorOf(env: Record<string, string>): string {
-  try {
-    loadConfig(env, generate);
-  } catch (error) {
-    return (error as Error).message;
-  }
-  throw new Error('loadConfig accepted the environment');
-}
+const errorOf = (env: Record<string, string>): string => messageOf(() => loadConfig(env, generate));
 
 describe('loadConfig: webhooks', () => {
   it('when subscribers and a secret are set, then the webhook settings come with their defaults', () => {
