@@ -85,7 +85,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
     await metricsServer?.close();
     throw err;
   }
-  const shared = redisModule?.createSharedRateLimit(config.redisUrl ?? '', config.redisKeyPrefix, logger);
+  const shared = config.redisUrl === undefined ? undefined : redisModule?.createSharedRateLimit(config.redisUrl, config.redisKeyPrefix, logger);
 
   const lifecycle: Lifecycle = { shuttingDown: false };
   const app = createApp({
