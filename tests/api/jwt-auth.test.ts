@@ -1,23 +1,14 @@
 import Ajv2020 from 'ajv/dist/2020';
 import { aNewPlant } from '../helpers/plants';
-import { ALGS, hmacSigned, startIdentityProvider, type IdentityProvider } from '../helpers/identity-provider';
+import { ALGS, hmacSigned } from '../helpers/identity-provider';
 import { OTHER_TOKEN, storedRows, type TestApp } from '../helpers/test-app';
-import { appForAll } from '../helpers/fixtures';
+import { appForAll, identityProviderForAll } from '../helpers/fixtures';
 
 const json = { 'Content-Type': 'application/json' };
 const INVALID_CHALLENGE = 'Bearer realm="plants", error="invalid_token"';
 const now = () => Math.floor(Date.now() / 1000);
 
-let idp: IdentityProvider;
-
-beforeAll(async () => {
-  idp = await startIdentityProvider();
-});
-
-afterAll(async () => {
-  await idp.stop();
-});
-
+const idp = identityProviderForAll();
 const app = appForAll(() => idp.env());
 
 function post(target: TestApp, token: string, plant = aNewPlant()) {

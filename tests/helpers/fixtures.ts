@@ -1,33 +1,71 @@
 /**
- * What test files share: an app for a whole file or describe block (appForAll), apps and webhook receivers for one
- * test (perTest), and from ./common log capture, `sleep` and `errorOf`. Ports come from ./ports (freePort).
+ * What test files share: an app or an identity provider for a whole file or block (appForAll,
+ * identityProviderForAll) or for each test (…ForEach), apps and webhook receivers made inside one test (perTest),
+ * and from ./common log capture, `sleep` and `errorOf`. Ports come from ./ports (freePort).
  */
+import { startIdentityProvider, type IdentityProvider } from './identity-provider';
 import { startTestApp, type StoreKind, type TestApp } from './test-app';
 import { startReceiver, WEBHOOK_SECRET, type Receiver } from './webhook-receiver';
 
 export { captureLogs, errorOf, sleep, type LogLine } from './common';
 
+type Hooks = { before: (run: () => Promise<void>) => void; after: (run: () => Promise<void>) => void };
+const ALL: Hooks = {
+  before: (run) => {
+    beforeAll(run);
+  },
+  after: (run) => {
+    afterAll(run);
+  },
+};
+const EACH: Hooks = {
+  before: (run) => {
+    beforeEach(run);
+  },
+  after: (run) => {
+    afterEach(run);
+  },
+};
+
 /**
- * The app of a file or a describe block: started in beforeAll, closed in afterAll. The returned object gets the
- * started app's fields when beforeAll has run, so tests use it as a TestApp. `env` may be a function, called in
- * beforeAll, for values known only then (an identity provider started by an earlier beforeAll).
+ * A thing tests share, started before them and closed after them. The returned object gets the started thing's
+ * own properties (by descriptor: the PostgreSQL app's `db` is a getter that throws when read) once the `before`
+ * hook has run, so tests use it as the thing itself.
  */
-export function appForAll(
-  env: Record<string, string> | (() => Record<string, string>) = {},
-  options: { readonly?: boolean; store?: StoreKind } = {},
-): TestApp {
-  const app = {} as TestApp;
-  let started: TestApp | undefined;
-  beforeAll(async () => {
-    started = await startTestApp(typeof env === 'function' ? env() : env, options);
-    // Descriptors, not values: the PostgreSQL app's `db` is a getter that throws when read.
-    Object.defineProperties(app, Object.getOwnPropertyDescriptors(started));
+function shared<T extends object>(hooks: Hooks, start: () => Promise<T>, close: (started: T) => Promise<void>): T {
+  const handle = {} as T;
+  let started: T | undefined;
+  hooks.before(async () => {
+    started = await start();
+    Object.defineProperties(handle, Object.getOwnPropertyDescriptors(started));
   });
-  afterAll(async () => {
-    await started?.close();
+  hooks.after(async () => {
+    if (started !== undefined) await close(started);
+    started = undefined;
   });
-  return app;
+  return handle;
 }
+
+type Env = Record<string, string> | (() => Record<string, string>);
+type AppOptions = { readonly?: boolean; store?: StoreKind };
+const envOf = (env: Env) => (typeof env === 'function' ? env() : env);
+
+/**
+ * The app of a file or describe block: started in beforeAll, closed in afterAll. `env` may be a function, called
+ * then, for values known only after an earlier beforeAll (an identity provider's URL).
+ */
+export const appForAll = (env: Env = {}, options: AppOptions = {}): TestApp =>
+  shared(ALL, () => startTestApp(envOf(env), options), (app) => app.close());
+
+/** A fresh app for each test of the block. */
+export const appForEach = (env: Env = {}, options: AppOptions = {}): TestApp =>
+  shared(EACH, () => startTestApp(envOf(env), options), (app) => app.close());
+
+/** An identity provider (JWKS and token minting) for the file or describe block. */
+export const identityProviderForAll = (): IdentityProvider => shared(ALL, startIdentityProvider, (idp) => idp.stop());
+
+/** A fresh identity provider for each test of the block. */
+export const identityProviderForEach = (): IdentityProvider => shared(EACH, startIdentityProvider, (idp) => idp.stop());
 
 /** A webhook subscriber with the test secret and retries 100 ms apart, so a test sees its retries quickly. */
 export const webhookEnv = (urls: string, extra: Record<string, string> = {}): Record<string, string> => ({
