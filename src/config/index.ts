@@ -38,7 +38,9 @@ const envSchema = z.object({
   AUTH_ISSUER: z.string().optional(),
   AUTH_AUDIENCE: z.string().optional(),
   AUTH_CLOCK_TOLERANCE_S: integer(0, 300).prefault('30'),
-  AUTH_JWKS_COOLDOWN_S: integer(0, 3600).prefault('30'),
+  // At least a second: with none, every token naming an unknown kid would be a fetch from the provider.
+  AUTH_JWKS_COOLDOWN_S: integer(1, 3600).prefault('30'),
+  AUTH_JWKS_TIMEOUT_MS: integer(100, 60_000).prefault('5000'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).prefault('info'),
   LOG_BUFFER_LIMIT: byteSize.prefault('4mb'),
   BODY_LIMIT: byteSize.prefault('16kb'),
@@ -70,7 +72,14 @@ export const CONFIG_VARIABLES = Object.keys(envSchema.shape);
 
 export type TokenSource = 'AUTH_TOKENS' | 'AUTH_TOKENS_FILE' | 'AUTH_JWKS_URL' | 'generated';
 
-export type OidcConfig = Readonly<{ jwksUrl: string; issuer: string; audience: string; clockToleranceS: number; jwksCooldownS: number }>;
+export type OidcConfig = Readonly<{
+  jwksUrl: string;
+  issuer: string;
+  audience: string;
+  clockToleranceS: number;
+  jwksCooldownS: number;
+  jwksTimeoutMs: number;
+}>;
 
 export type Config = Readonly<{
   nodeEnv: 'development' | 'production' | 'test';
@@ -152,7 +161,14 @@ function resolveOidc(env: z.infer<typeof envSchema>): OidcConfig | undefined {
   if (jwksUrl === undefined || issuer === undefined || audience === undefined) {
     throw new ConfigError('AUTH_JWKS_URL, AUTH_ISSUER and AUTH_AUDIENCE go together: set all three to accept JWT access tokens, or none');
   }
-  return Object.freeze({ jwksUrl, issuer, audience, clockToleranceS: env.AUTH_CLOCK_TOLERANCE_S, jwksCooldownS: env.AUTH_JWKS_COOLDOWN_S });
+  return Object.freeze({
+    jwksUrl,
+    issuer,
+    audience,
+    clockToleranceS: env.AUTH_CLOCK_TOLERANCE_S,
+    jwksCooldownS: env.AUTH_JWKS_COOLDOWN_S,
+    jwksTimeoutMs: env.AUTH_JWKS_TIMEOUT_MS,
+  });
 }
 
 function readUrlsFile(file: string): string[] {
