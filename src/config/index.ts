@@ -11,7 +11,7 @@ import {
   redisUrl,
   retrySchedule,
   trustProxy,
-  webhookSecret,
+  webhookSecrets,
   type DatabaseTarget,
 } from './fields';
 
@@ -59,7 +59,7 @@ const envSchema = z.object({
   DOCS_ENABLED: z.enum(['true', 'false']).transform((value) => value === 'true').prefault('true'),
   WEBHOOK_URLS: list.optional(),
   WEBHOOK_URLS_FILE: z.string().optional(),
-  WEBHOOK_SECRET: webhookSecret.optional(),
+  WEBHOOK_SECRET: webhookSecrets.optional(),
   WEBHOOK_TIMEOUT_MS: integer(100, 60_000).prefault('5000'),
   WEBHOOK_RETRY_SCHEDULE: retrySchedule.prefault('5s,5m,30m,2h,5h,10h,10h'),
   WEBHOOK_RETENTION_HOURS: integer(1, 24 * 365).prefault('72'),
@@ -117,7 +117,8 @@ export type Config = Readonly<{
 /** Subscribers and how to reach them; undefined when no webhook is configured. */
 export type WebhookConfig = Readonly<{
   urls: readonly string[];
-  secret: string;
+  /** Every secret signs each delivery: more than one while subscribers rotate from the old to the new. */
+  secrets: readonly string[];
   timeoutMs: number;
   retryScheduleMs: readonly number[];
   retentionHours: number;
@@ -201,7 +202,7 @@ function resolveWebhooks(env: z.infer<typeof envSchema>): WebhookConfig | undefi
   if (new Set(urls).size !== urls.length) throw new ConfigError('WEBHOOK_URLS: a URL is listed twice; each subscriber once');
   return Object.freeze({
     urls,
-    secret: env.WEBHOOK_SECRET,
+    secrets: env.WEBHOOK_SECRET,
     timeoutMs: env.WEBHOOK_TIMEOUT_MS,
     retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE,
     retentionHours: env.WEBHOOK_RETENTION_HOURS,
