@@ -60,8 +60,12 @@ export function deliver(subscriber: Subscriber, keys: readonly Buffer[], event: 
     controller?.abort(stopped);
   };
   const timer = setTimeout(() => {
-    // Settled first: aborting reports an error to the handler at once.
-    finish({ failure: `timeout after ${timeoutMs} ms`, status: undefined, outcome: 'timeout' });
+    // Settled first: aborting reports an error to the handler at once. The status line is the answer: a 2xx
+    // whose body is still coming when time is up is delivered (retrying would send the event again to a
+    // subscriber that took it), and the connection is closed so its endless body holds no slot of the pool.
+    if (status >= 200 && status <= 299) finish({ failure: undefined, status, outcome: 'delivered' });
+    else if (status !== 0) finish({ failure: `status ${status}`, status, outcome: 'failed_status' });
+    else finish({ failure: `timeout after ${timeoutMs} ms`, status: undefined, outcome: 'timeout' });
     stop(new Error('timeout'));
   }, timeoutMs);
   const handler: Dispatcher.DispatchHandler = {
@@ -70,7 +74,8 @@ export function deliver(subscriber: Subscriber, keys: readonly Buffer[], event: 
       if (stopped !== undefined) started.abort(stopped);
     },
     onResponseStart: (_controller, statusCode) => {
-      status = statusCode;
+      // Informational answers (100 Continue, 103 Early Hints) are not the answer.
+      if (statusCode >= 200) status = statusCode;
     },
     onResponseEnd: () => {
       const delivered = status >= 200 && status <= 299;

@@ -227,7 +227,7 @@ export class WebhookDispatcher {
   }
 
   private record(lane: Lane, event: OutboxEvent, at: number, failure: string | undefined, status: number | undefined): void {
-    const settlement = settlementOf(event, at, failure, this.options.config.retryScheduleMs, this.random);
+    const settlement = settlementOf(event, at, failure, status, this.options.config.retryScheduleMs, this.random);
     this.settlements.push(settlement);
     if (failure !== undefined) logFailedAttempt(this.options.logger, lane.host, event, settlement, failure, status);
   }
