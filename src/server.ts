@@ -94,7 +94,8 @@ async function start(config: Config, logger: Logger): Promise<void> {
         logger.info({ url: started.url }, 'metrics listening');
       },
       (err: unknown) => {
-        logger.fatal({ err }, `cannot serve metrics on ${config.metricsHost}:${config.metricsPort}: ${(err as Error).message}`);
+        // The message names METRICS_PORT and how to change it or turn metrics off (src/metrics/metrics.server.ts).
+        logger.fatal({ err }, (err as Error).message);
         exitAfterLogFlush(logger, 1);
       },
     );

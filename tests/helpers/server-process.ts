@@ -22,8 +22,16 @@ export function tempDataDir(): string {
 }
 
 /** Runs the built server (dist/server.js) as production does, on an ephemeral port of 127.0.0.1. */
-export async function startServer(env: Record<string, string> = {}, options: { expectListening?: boolean; cwd?: string } = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'server.js')], {
+export async function startServer(
+  env: Record<string, string> = {},
+  options: { expectListening?: boolean; cwd?: string; /** `ulimit -n` for the process: its open descriptors at most. */ fdLimit?: number } = {},
+): Promise<ServerProcess> {
+  const script = path.join(ROOT, 'dist', 'server.js');
+  const [command, args] =
+    options.fdLimit === undefined
+      ? [process.execPath, [script]]
+      : ['sh', ['-c', `ulimit -n ${options.fdLimit} && exec "$0" "$1"`, process.execPath, script]];
+  const child = spawn(command, args, {
     cwd: options.cwd ?? ROOT,
     env: {
       PATH: process.env.PATH,
