@@ -30,8 +30,9 @@ export function identify(staticTokens: () => StaticTokenSet, jwt: JwtVerifier | 
     } else if (!TOKEN_SYNTAX.test(token)) {
       res.locals.credentials = MALFORMED;
     } else if (jwt !== undefined && JWT_SHAPE.test(token)) {
-      // Static tokens first: one shaped like a JWT (three dot-separated parts) still authenticates as itself.
-      const known = staticTokens().match(token);
+      // A JWT verified before first (a map lookup, the usual case); then the static tokens, so one shaped like a
+      // JWT (three dot-separated parts) still authenticates as itself; then the signature check.
+      const known = jwt.remembered(token) ?? staticTokens().match(token);
       if (known !== undefined) {
         res.locals.credentials = known;
         next();

@@ -124,12 +124,16 @@ export class JwtVerifier {
    * only while no key has been withdrawn since it was verified: a fetch that withdraws a key also withdraws
    * the tokens it may have signed.
    */
-  verify(token: string): Promise<Credentials> | Credentials {
+  remembered(token: string): Credentials | undefined {
     const known = this.verified.get(token);
-    if (known !== undefined) {
-      if (known.expiresAtMs > this.now() && known.keysVersion === this.options.keys.version) return known.credentials;
-      this.verified.delete(token);
-    }
+    if (known === undefined) return undefined;
+    if (known.expiresAtMs > this.now() && known.keysVersion === this.options.keys.version) return known.credentials;
+    this.verified.delete(token);
+    return undefined;
+  }
+
+  /** The full check of a token not remembered: its spelling, then signature and claims. */
+  verify(token: string): Promise<Credentials> | Credentials {
     if (!canonical(token)) return NOT_CANONICAL;
     return this.verifySignature(token);
   }
