@@ -81,10 +81,6 @@ export class JwksCache {
     return this.withdrawals;
   }
 
-  close(): Promise<void> {
-    return this.agent.close();
-  }
-
   private mayFetch(): boolean {
     return this.now() - this.attemptedAt >= this.options.cooldownMs;
   }

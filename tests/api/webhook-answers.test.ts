@@ -1,9 +1,9 @@
 import { aNewPlant } from '../helpers/plants';
-import { sleep } from '../helpers/webhook-receiver';
-import { webhookFixtures } from '../helpers/webhook-fixtures';
+import { sleep } from '../helpers/common';
+import { perTest } from '../helpers/fixtures';
 import { postPlant, storedEvents, type TestApp } from '../helpers/test-app';
 
-const { receiver, appWith } = webhookFixtures();
+const { receiver, appWith } = perTest();
 
 /** Until every event of the outbox is settled (delivered or failed), or 5 s. */
 async function settled(app: TestApp): Promise<void> {

@@ -1,9 +1,10 @@
 import { aNewPlant } from '../helpers/plants';
-import { webhookFixtures } from '../helpers/webhook-fixtures';
-import { sleep, WEBHOOK_SECRET } from '../helpers/webhook-receiver';
+import { sleep } from '../helpers/common';
+import { perTest } from '../helpers/fixtures';
+import { WEBHOOK_SECRET } from '../helpers/webhook-receiver';
 import { postPlant, storedEvents, type TestApp } from '../helpers/test-app';
 
-const { receiver, app: appFrom } = webhookFixtures();
+const { receiver, app: appFrom } = perTest();
 
 const OLD = WEBHOOK_SECRET;
 const NEW = `whsec_${Buffer.from('the-next-plant-store-webhook-secret!').toString('base64')}`;

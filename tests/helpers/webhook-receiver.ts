@@ -129,4 +129,3 @@ export async function closedPort(): Promise<number> {
   return port;
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

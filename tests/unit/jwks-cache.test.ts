@@ -18,7 +18,6 @@ describe('the JWKS cache version', () => {
     cache = new JwksCache({ url: idp.jwksUrl, cooldownMs: 1000, maxAgeMs: 60_000, timeoutMs: 2000, algorithms: ALGORITHMS, logger, now: () => clock });
   });
   afterEach(async () => {
-    await cache.close();
     await idp.stop();
   });
 
