@@ -27,6 +27,11 @@ export const catalogue = {
   store_unavailable: { code: 50301, status: 503, message: 'The store cannot take writes now; nothing was written. Retry later.' },
   shutting_down: { code: 50302, status: 503, message: 'The service is shutting down; retry on another instance or later.' },
   overloaded: { code: 50303, status: 503, message: 'The service is over capacity; retry after the number of seconds in Retry-After.' },
+  auth_unavailable: {
+    code: 50310,
+    status: 503,
+    message: 'The identity provider\'s signing keys cannot be fetched now, so no access token can be checked; retry later.',
+  },
 } as const satisfies Record<string, { code: number; status: number; message: string }>;
 
 export type Reason = keyof typeof catalogue;

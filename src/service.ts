@@ -70,7 +70,8 @@ export async function startService(config: Config, logger: Logger, options: Serv
     try {
       metricsServer = await metricsModule.serveMetrics(metrics.registry, { host: config.metricsHost, port: config.metricsPort });
     } catch (err) {
-      throw new StartError(`cannot serve metrics on ${config.metricsHost}:${config.metricsPort}: ${(err as Error).message}`, { cause: err });
+      // The message names METRICS_PORT and how to change it or turn metrics off (src/metrics/metrics.server.ts).
+      throw new StartError((err as Error).message, { cause: err });
     }
     logger.info({ url: metricsServer.url }, 'metrics listening');
   }

@@ -17,7 +17,7 @@ const UNKNOWN_STATIC: Credentials = { kind: 'invalid', message: 'The bearer toke
 /**
  * Resolves the Authorization header into Credentials on res.locals, once per request, before the rate
  * limiter (which keys on them) and the scope check. A static token is a synchronous digest lookup; only a
- * bearer shaped like a JWT, when OIDC is configured, takes the asynchronous path.
+ * bearer shaped like a JWT that is no static token, when OIDC is configured, takes the asynchronous path.
  */
 export function identify(staticTokens: () => StaticTokenSet, jwt: JwtVerifier | undefined): RequestHandler {
   return (req, res, next) => {
@@ -29,6 +29,14 @@ export function identify(staticTokens: () => StaticTokenSet, jwt: JwtVerifier | 
     } else if (!TOKEN_SYNTAX.test(token)) {
       locals.credentials = MALFORMED;
     } else if (jwt !== undefined && JWT_SHAPE.test(token)) {
+      // A JWT verified before first (a map lookup, the usual case); then the static tokens, so one shaped like a
+      // JWT (three dot-separated parts) still authenticates as itself; then the signature check.
+      const known = jwt.remembered(token) ?? staticTokens().match(token);
+      if (known !== undefined) {
+        res.locals.credentials = known;
+        next();
+        return;
+      }
       const verified = jwt.verify(token);
       if (!(verified instanceof Promise)) {
         locals.credentials = verified;
@@ -52,6 +60,9 @@ export function authorize(): RequestHandler {
     const credentials = readCredentials(req);
     if (credentials.kind === 'missing') {
       throw new AppError('missing_credentials', undefined, { headers: { 'WWW-Authenticate': REALM } });
+    }
+    if (credentials.kind === 'unavailable') {
+      throw new AppError('auth_unavailable', credentials.message, { headers: { 'Retry-After': String(credentials.retryAfterS) } });
     }
     if (credentials.kind === 'invalid') {
       throw new AppError(credentials.expired ? 'token_expired' : 'invalid_token', credentials.message, { headers: INVALID_TOKEN });

@@ -9,6 +9,8 @@ import type { Scope } from './scopes';
 export type Credentials =
   | { kind: 'missing' }
   | { kind: 'invalid'; message: string; expired?: true }
+  // The token could not be checked at all (no key set ever fetched): a 503, not a verdict on the token.
+  | { kind: 'unavailable'; message: string; retryAfterS: number }
   | { kind: 'valid'; caller: string; rateKey: string; scopes: ReadonlySet<Scope> };
 
 const MISSING: Credentials = { kind: 'missing' };

@@ -13,7 +13,6 @@ export { StaticTokenStore } from './token-store';
 
 // Providers rotate keys over days; ten minutes bounds how long a withdrawn key is still trusted.
 const JWKS_MAX_AGE_MS = 10 * 60_000;
-const JWKS_TIMEOUT_MS = 5_000;
 
 export type Auth = { identify: RequestHandler; authorize: RequestHandler };
 
@@ -22,14 +21,22 @@ export function createAuth(config: Pick<Config, 'oidc'>, tokens: StaticTokenStor
   if (oidc === undefined) return { identify: identify(tokens.current, undefined), authorize: authorize() };
   // jose and undici load only with OIDC configured: a static-token deployment does not carry their memory.
   /* eslint-disable @typescript-eslint/no-require-imports */
-  const { JwtVerifier } = require('./jwt-verifier') as typeof import('./jwt-verifier');
+  const { ALGORITHMS, JwtVerifier } = require('./jwt-verifier') as typeof import('./jwt-verifier');
   const { JwksCache } = require('./jwks-cache') as typeof import('./jwks-cache');
   /* eslint-enable @typescript-eslint/no-require-imports */
   const jwt = new JwtVerifier({
     issuer: oidc.issuer,
     audience: oidc.audience,
     clockToleranceS: oidc.clockToleranceS,
-    keys: new JwksCache({ url: oidc.jwksUrl, cooldownMs: oidc.jwksCooldownS * 1000, maxAgeMs: JWKS_MAX_AGE_MS, timeoutMs: JWKS_TIMEOUT_MS, logger }),
+    unavailableRetryAfterS: oidc.jwksCooldownS,
+    keys: new JwksCache({
+      url: oidc.jwksUrl,
+      cooldownMs: oidc.jwksCooldownS * 1000,
+      maxAgeMs: JWKS_MAX_AGE_MS,
+      timeoutMs: oidc.jwksTimeoutMs,
+      algorithms: ALGORITHMS,
+      logger,
+    }),
   });
   return { identify: identify(tokens.current, jwt), authorize: authorize() };
 }

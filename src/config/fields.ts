@@ -95,10 +95,22 @@ export const jwksUrl = z.string().refine((value) => {
   }
 }, 'must be an https:// URL (http:// only on 127.0.0.1, localhost or [::1])');
 // Standard Webhooks secrets: whsec_ and the base64 of the key; fewer than 24 bytes is too weak a key for HMAC-SHA256.
-export const webhookSecret = z.string().refine((value) => {
+const webhookSecret = z.string().refine((value) => {
   const key = value.slice('whsec_'.length);
   return value.startsWith('whsec_') && /^[A-Za-z0-9+/]+={0,2}$/.test(key) && Buffer.from(key, 'base64').length >= 24;
 }, 'must be whsec_ followed by the base64 of at least 24 random bytes (e.g. whsec_$(openssl rand -base64 32))');
+
+// Several secrets during a rotation, separated by commas or white space (neither occurs in base64): each signs
+// every delivery, and the signature header carries them all, space-separated, as Standard Webhooks allows.
+export const webhookSecrets = z
+  .string()
+  .transform((value) => value.split(/[\s,]+/).filter((item) => item !== ''))
+  .pipe(
+    z
+      .array(webhookSecret)
+      .min(1, 'must name at least one secret')
+      .refine((secrets) => new Set(secrets).size === secrets.length, 'lists a secret twice; each once'),
+  );
 
 const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 // The delays before each retry, e.g. 5s,5m,30m,2h: one attempt at once, then one after each delay.

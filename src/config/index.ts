@@ -11,7 +11,7 @@ import {
   redisUrl,
   retrySchedule,
   trustProxy,
-  webhookSecret,
+  webhookSecrets,
   type DatabaseTarget,
 } from './fields';
 
@@ -64,10 +64,14 @@ const envSchema = z.object({
     'The audience (`aud`) a JWT access token must carry; required with `AUTH_JWKS_URL`.',
   ),
   AUTH_CLOCK_TOLERANCE_S: integer(0, 300).prefault('30').describe(
-    'Seconds of clock skew allowed when checking a JWT\'s `exp` and `nbf` (0 to 300).',
+    'Seconds of clock skew allowed when checking a JWT\'s `exp`, `nbf` and `iat` (0 to 300).',
   ),
-  AUTH_JWKS_COOLDOWN_S: integer(0, 3600).prefault('30').describe(
-    'Seconds between two fetches of the JWKS at least (a token with an unknown `kid` triggers a fetch).',
+  // At least a second: with none, every token naming an unknown kid would be a fetch from the provider.
+  AUTH_JWKS_COOLDOWN_S: integer(1, 3600).prefault('30').describe(
+    'Seconds between two fetches of the JWKS at least (a token with an unknown `kid` triggers a fetch); 1 to 3600.',
+  ),
+  AUTH_JWKS_TIMEOUT_MS: integer(100, 60_000).prefault('5000').describe(
+    'One JWKS fetch, connection, headers and body (1 MiB at most), within this (milliseconds); also the longest a request waits for keys. Past it the fetch has failed: the last good keys stay, or with none yet JWTs get 503 (50310).',
   ),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).prefault('info').describe(
     'pino level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`.',
@@ -109,7 +113,7 @@ const envSchema = z.object({
     'Idle keep-alive connections close after this (milliseconds); keep it above the proxy\'s upstream idle timeout (nginx 60 s), so the proxy closes first.',
   ),
   METRICS_PORT: integer(0, 65535).prefault('9464').describe(
-    'Prometheus metrics (`GET /metrics`) on a listener of their own, never on `PORT`. `0` turns metrics off entirely: no instrument runs.',
+    'Prometheus metrics (`GET /metrics`) on a listener of their own, never on `PORT` (8 connections at most, closed after 5 s silent). `0` turns metrics off entirely: no instrument runs. A port in use stops the start with a line naming this variable.',
   ),
   METRICS_HOST: z.string().prefault('127.0.0.1').describe(
     'Address of the metrics listener. The Dockerfile sets `0.0.0.0` and publishes no port for it; nginx does not route to it.',
@@ -123,11 +127,11 @@ const envSchema = z.object({
   WEBHOOK_URLS_FILE: z.string().optional().describe(
     'A file of more subscribers, one URL a line (`#` lines skipped), added to `WEBHOOK_URLS`.',
   ),
-  WEBHOOK_SECRET: webhookSecret.optional().describe(
-    'Standard Webhooks signing secret: `whsec_` and the base64 of at least 24 random bytes (`whsec_$(openssl rand -base64 32)`). Required with subscribers, refused without.',
+  WEBHOOK_SECRET: webhookSecrets.optional().describe(
+    'Standard Webhooks signing secret: `whsec_` and the base64 of at least 24 random bytes (`whsec_$(openssl rand -base64 32)`). Required with subscribers, refused without. During a rotation, old and new separated by a comma or a space: each signs every delivery, and `webhook-signature` carries every signature, space-separated.',
   ),
   WEBHOOK_TIMEOUT_MS: integer(100, 60_000).prefault('5000').describe(
-    'A delivery attempt without a 2xx answer within this time has failed (milliseconds).',
+    'A delivery attempt without a 2xx status within this time has failed (milliseconds); a 2xx whose body is still coming then is delivered.',
   ),
   WEBHOOK_RETRY_SCHEDULE: retrySchedule.prefault('5s,5m,30m,2h,5h,10h,10h').describe(
     'Delays before each retry (`ms`, `s`, `m`, `h`), each with ±20% jitter; after the last one the event is marked failed.',
@@ -160,7 +164,14 @@ export const CONFIG_REFERENCE: readonly { name: string; default: string | undefi
 
 export type TokenSource = 'AUTH_TOKENS' | 'AUTH_TOKENS_FILE' | 'AUTH_JWKS_URL' | 'generated';
 
-export type OidcConfig = Readonly<{ jwksUrl: string; issuer: string; audience: string; clockToleranceS: number; jwksCooldownS: number }>;
+export type OidcConfig = Readonly<{
+  jwksUrl: string;
+  issuer: string;
+  audience: string;
+  clockToleranceS: number;
+  jwksCooldownS: number;
+  jwksTimeoutMs: number;
+}>;
 
 export type Config = Readonly<{
   nodeEnv: 'development' | 'production' | 'test';
@@ -201,7 +212,8 @@ export type WebhookSubscriber = Readonly<{ url: string; origin: string; host: st
 /** Subscribers and how to reach them; undefined when no webhook is configured. */
 export type WebhookConfig = Readonly<{
   subscribers: readonly WebhookSubscriber[];
-  secret: string;
+  /** Every secret signs each delivery: more than one while subscribers rotate from the old to the new. */
+  secrets: readonly string[];
   timeoutMs: number;
   retryScheduleMs: readonly number[];
   retentionHours: number;
@@ -245,7 +257,14 @@ function resolveOidc(env: z.infer<typeof envSchema>): OidcConfig | undefined {
   if (jwksUrl === undefined || issuer === undefined || audience === undefined) {
     throw new ConfigError('AUTH_JWKS_URL, AUTH_ISSUER and AUTH_AUDIENCE go together: set all three to accept JWT access tokens, or none');
   }
-  return Object.freeze({ jwksUrl, issuer, audience, clockToleranceS: env.AUTH_CLOCK_TOLERANCE_S, jwksCooldownS: env.AUTH_JWKS_COOLDOWN_S });
+  return Object.freeze({
+    jwksUrl,
+    issuer,
+    audience,
+    clockToleranceS: env.AUTH_CLOCK_TOLERANCE_S,
+    jwksCooldownS: env.AUTH_JWKS_COOLDOWN_S,
+    jwksTimeoutMs: env.AUTH_JWKS_TIMEOUT_MS,
+  });
 }
 
 function readUrlsFile(file: string): string[] {
@@ -279,7 +298,7 @@ function resolveWebhooks(env: z.infer<typeof envSchema>): WebhookConfig | undefi
   if (new Set(urls).size !== urls.length) throw new ConfigError('WEBHOOK_URLS: a URL is listed twice; each subscriber once');
   return Object.freeze({
     subscribers,
-    secret: env.WEBHOOK_SECRET,
+    secrets: env.WEBHOOK_SECRET,
     timeoutMs: env.WEBHOOK_TIMEOUT_MS,
     retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE,
     retentionHours: env.WEBHOOK_RETENTION_HOURS,

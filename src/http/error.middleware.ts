@@ -17,8 +17,14 @@ const PARSER_ERRORS: Record<string, { reason: Reason; message?: (error: { limit?
   'request.aborted': { reason: 'malformed_json', message: () => 'The request was aborted before its body was complete.' },
 };
 
+// The router's decoding of a path parameter (router's layer.js decodeParam): a URIError it marks with status 400.
+const isPathDecodeError = (error: unknown): boolean => (error as { name?: unknown; status?: unknown } | null)?.name === 'URIError' && (error as { status?: unknown }).status === 400;
+
 function toAppError(error: unknown): AppError {
   if (error instanceof AppError) return error;
+  if (isPathDecodeError(error)) {
+    return new AppError('invalid_parameter', 'The path has malformed percent-encoding; each % must start a UTF-8 byte written as two hex digits.', { cause: error });
+  }
   const type = (error as { type?: unknown } | null)?.type;
   const known = typeof type === 'string' ? PARSER_ERRORS[type] : undefined;
   if (known !== undefined) return new AppError(known.reason, known.message?.(error as { limit?: number }), { cause: error });

@@ -46,6 +46,7 @@ export class PlantController {
   list = async (req: Request, res: Response): Promise<void> => {
     // Express matches /plants/ to /plants; there it is GET /plants/{id} with an empty id.
     rejectEmptyId(req);
+    rejectMalformedQuery(req.originalUrl);
     const parsed = listQuerySchema.safeParse(req.query);
     if (!parsed.success) throw new AppError('invalid_parameter', describe(parsed.error));
     const page = await this.service.list(parsed.data);
@@ -62,11 +63,44 @@ export class PlantController {
     res.status(204).end();
   };
 
+  /** A `%` in the id segment that is not UTF-8 percent-encoding (`%FF`, `%E0%A4%A`, `%`) is a 400 naming id. */
+  rejectMalformedId: RequestHandler = (req, _res, next) => {
+    const segment = req.path.slice('/plants/'.length).replace(/\/$/, '');
+    if (!decodes(segment)) throw new AppError('invalid_parameter', `id: ${MALFORMED_ENCODING}`);
+    next();
+  };
+
   /** DELETE /plants/ (an empty id) is a 400 naming id; DELETE /plants goes on to the 405. */
   deleteWithoutId: RequestHandler = (req, _res, next) => {
     rejectEmptyId(req);
     next();
   };
+}
+
+const MALFORMED_ENCODING = 'has malformed percent-encoding; each % must start a UTF-8 byte written as two hex digits (%20, %C3%A9).';
+
+function decodes(text: string): boolean {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Express's query parser (node:querystring) turns bytes that are not UTF-8 into U+FFFD without a word, so
+ * `?tag=%FF` would search for a tag nobody wrote. The raw query is checked first: a 400 naming the parameter.
+ */
+function rejectMalformedQuery(url: string): void {
+  const start = url.indexOf('?');
+  if (start === -1 || !url.includes('%', start)) return;
+  for (const pair of url.slice(start + 1).split('&')) {
+    if (decodes(pair)) continue;
+    const [name = ''] = pair.split('=', 1);
+    const label = decodes(name) && name !== '' ? decodeURIComponent(name) : 'a query parameter name';
+    throw new AppError('invalid_parameter', `${label}: ${MALFORMED_ENCODING}`);
+  }
 }
 
 function rejectEmptyId(req: Request): void {

@@ -4,6 +4,10 @@ import type { PlantController } from './plant.controller';
 export const PLANTS_ALLOW = 'GET, HEAD, POST, OPTIONS';
 export const PLANT_ALLOW = 'GET, HEAD, DELETE, OPTIONS';
 
+// An id segment holding a `%`: the only ones whose decoding can fail. Case-insensitive and with an optional
+// trailing slash, as Express matches '/plants/:id'.
+const MALFORMED_CANDIDATE = /^\/plants\/[^/]*%[^/]*\/?$/i;
+
 // Registered on the app itself, not a sub-router: a router adds a matching pass to every request.
 // Express answers HEAD with the GET route, headers and no body.
 export function plantRoutes(
@@ -16,6 +20,9 @@ export function plantRoutes(
   app.get('/plants', controller.list);
   app.delete('/plants', controller.deleteWithoutId);
   app.all('/plants', methodNotAllowed(PLANTS_ALLOW));
+  // Before the :id routes: Express decodes :id while matching and throws a bare URIError on bad percent-encoding.
+  // This path has no capture group, so nothing is decoded before the controller names the parameter at fault.
+  app.all(MALFORMED_CANDIDATE, controller.rejectMalformedId);
   app.get('/plants/:id', controller.get);
   app.delete('/plants/:id', controller.delete);
   app.all('/plants/:id', methodNotAllowed(PLANT_ALLOW));

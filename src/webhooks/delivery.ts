@@ -44,7 +44,7 @@ export type InFlightAttempt = { result: Promise<AttemptResult>; abort: () => voi
  * matters, so the body stream, the promise and the abort-signal listeners request() makes for every attempt
  * are work for nothing (the answer's bytes are received and dropped).
  */
-export function deliver(subscriber: Subscriber, key: Buffer, event: OutboxEvent, at: number, timeoutMs: number): InFlightAttempt {
+export function deliver(subscriber: Subscriber, keys: readonly Buffer[], event: OutboxEvent, at: number, timeoutMs: number): InFlightAttempt {
   let settle!: (result: AttemptResult) => void;
   const result = new Promise<AttemptResult>((resolve) => (settle = resolve));
   let controller: Dispatcher.DispatchController | undefined;
@@ -59,8 +59,12 @@ export function deliver(subscriber: Subscriber, key: Buffer, event: OutboxEvent,
     controller?.abort(stopped);
   };
   const timer = setTimeout(() => {
-    // Settled first: aborting reports an error to the handler at once.
-    finish({ failure: `timeout after ${timeoutMs} ms`, status: undefined, outcome: 'timeout' });
+    // Settled first: aborting reports an error to the handler at once. The status line is the answer: a 2xx
+    // whose body is still coming when time is up is delivered (retrying would send the event again to a
+    // subscriber that took it), and the connection is closed so its endless body holds no slot of the pool.
+    if (status >= 200 && status <= 299) finish({ failure: undefined, status, outcome: 'delivered' });
+    else if (status !== 0) finish({ failure: `status ${status}`, status, outcome: 'failed_status' });
+    else finish({ failure: `timeout after ${timeoutMs} ms`, status: undefined, outcome: 'timeout' });
     stop(new Error('timeout'));
   }, timeoutMs);
   const handler: Dispatcher.DispatchHandler = {
@@ -69,7 +73,8 @@ export function deliver(subscriber: Subscriber, key: Buffer, event: OutboxEvent,
       if (stopped !== undefined) started.abort(stopped);
     },
     onResponseStart: (_controller, statusCode) => {
-      status = statusCode;
+      // Informational answers (100 Continue, 103 Early Hints) are not the answer.
+      if (statusCode >= 200) status = statusCode;
     },
     onResponseEnd: () => {
       const delivered = status >= 200 && status <= 299;
@@ -81,7 +86,7 @@ export function deliver(subscriber: Subscriber, key: Buffer, event: OutboxEvent,
     },
   };
   try {
-    const headers = signedHeaders(key, event.eventId, Math.floor(at / 1000), event.payload);
+    const headers = signedHeaders(keys, event.eventId, Math.floor(at / 1000), event.payload);
     // The create's trace, continued: a new span id per attempt, as each attempt is a call of its own.
     if (event.trace !== undefined) headers.traceparent = childTraceparent(event.trace);
     subscriber.pool.dispatch({ method: 'POST', path: subscriber.path, headers, body: event.payload }, handler);

@@ -49,7 +49,7 @@ const EXPIRE_BATCH = 500;
  */
 export class WebhookDispatcher {
   private readonly lanes: Lane[];
-  private readonly key: Buffer;
+  private readonly keys: readonly Buffer[];
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly pollMs: number;
@@ -66,7 +66,7 @@ export class WebhookDispatcher {
 
   constructor(private readonly options: DispatcherOptions) {
     const { config } = options;
-    this.key = decodeSecret(config.secret);
+    this.keys = config.secrets.map(decodeSecret);
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.pollMs = options.pollMs ?? Math.max(10, Math.min(250, ...config.retryScheduleMs));
@@ -211,7 +211,7 @@ export class WebhookDispatcher {
   private async attempt(lane: Lane, event: OutboxEvent, probe = false): Promise<void> {
     const { config } = this.options;
     const at = this.now();
-    const inFlight = deliver(lane, this.key, event, at, config.timeoutMs);
+    const inFlight = deliver(lane, this.keys, event, at, config.timeoutMs);
     this.inFlight.set(event.seq, inFlight);
     lane.inFlight += 1;
     const { failure, status, outcome } = await inFlight.result;
@@ -230,7 +230,7 @@ export class WebhookDispatcher {
   }
 
   private record(lane: Lane, event: OutboxEvent, at: number, failure: string | undefined, status: number | undefined): void {
-    const settlement = settlementOf(event, at, failure, this.options.config.retryScheduleMs, this.random);
+    const settlement = settlementOf(event, at, failure, status, this.options.config.retryScheduleMs, this.random);
     this.settlements.push(settlement);
     if (failure !== undefined) logFailedAttempt(this.options.logger, lane.host, event, settlement, failure, status);
   }

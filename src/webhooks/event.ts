@@ -17,14 +17,17 @@ export const newEventId = (): string => `msg_${randomUUID().replaceAll('-', '')}
 /** The secret's key bytes: whsec_ and base64, as the standardwebhooks libraries decode it. */
 export const decodeSecret = (secret: string): Buffer => Buffer.from(secret.slice('whsec_'.length), 'base64');
 
-/** Standard Webhooks headers for one attempt: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`. */
-export function signedHeaders(key: Buffer, eventId: string, timestampSeconds: number, body: string): Record<string, string> {
-  const signature = createHmac('sha256', key).update(`${eventId}.${timestampSeconds}.${body}`).digest('base64');
+/**
+ * Standard Webhooks headers for one attempt: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`, once per key,
+ * space-separated; a receiver accepts the delivery when any one of them verifies with its secret.
+ */
+export function signedHeaders(keys: readonly Buffer[], eventId: string, timestampSeconds: number, body: string): Record<string, string> {
+  const content = `${eventId}.${timestampSeconds}.${body}`;
   return {
     'content-type': 'application/json',
     'webhook-id': eventId,
     'webhook-timestamp': String(timestampSeconds),
-    'webhook-signature': `v1,${signature}`,
+    'webhook-signature': keys.map((key) => `v1,${createHmac('sha256', key).update(content).digest('base64')}`).join(' '),
   };
 }
 

@@ -8,14 +8,26 @@ import type { OutboxEvent, Settlement } from './outbox';
 // Retries spread by ±20%, so subscribers that failed together are not all retried at the same instant.
 const JITTER = 0.2;
 
+// RFC 9110 15.5.11: the target "is no longer available … and this condition is likely to be permanent".
+// A subscriber that says so will not take this event later either: no retry is spent on it.
+export const GONE = 410;
+
 /**
  * What an attempt leaves in the outbox: delivered; pending again after the schedule's next delay (the n-th
- * failure waits schedule[n-1], jittered); or failed once the schedule is spent. `attempts` counts this one.
+ * failure waits schedule[n-1], jittered); or failed once the schedule is spent, or at once on a 410 Gone.
+ * `attempts` counts this one.
  */
-export function settlementOf(event: OutboxEvent, at: number, failure: string | undefined, schedule: readonly number[], random: () => number): Settlement {
+export function settlementOf(
+  event: OutboxEvent,
+  at: number,
+  failure: string | undefined,
+  status: number | undefined,
+  schedule: readonly number[],
+  random: () => number,
+): Settlement {
   const attempts = event.attempts + 1;
   if (failure === undefined) return { seq: event.seq, status: 'delivered', attempts, nextAttemptAt: at, at, error: null };
-  const delay = schedule[attempts - 1];
+  const delay = status === GONE ? undefined : schedule[attempts - 1];
   if (delay === undefined) return { seq: event.seq, status: 'failed', attempts, nextAttemptAt: at, at, error: failure };
   return { seq: event.seq, status: 'pending', attempts, nextAttemptAt: at + Math.round(delay * (1 - JITTER + 2 * JITTER * random())), at, error: failure };
 }
@@ -49,6 +61,7 @@ export function logFailedAttempt(logger: Logger, host: string, event: OutboxEven
     ...(status === undefined ? { error: failure } : { status }),
     nextAttemptAt: settlement.status === 'failed' ? null : new Date(settlement.nextAttemptAt).toISOString(),
   };
-  if (settlement.status === 'failed') logger.error(fields, 'webhook attempt failed; no attempt left, event marked failed');
+  if (status === GONE) logger.error(fields, 'webhook subscriber answered 410 Gone; event marked failed without retry (remove the URL from WEBHOOK_URLS if it is gone for good)');
+  else if (settlement.status === 'failed') logger.error(fields, 'webhook attempt failed; no attempt left, event marked failed');
   else logger.warn(fields, 'webhook attempt failed; will retry');
 }

@@ -7,7 +7,7 @@ import { appForEach, identityProviderForEach } from '../helpers/fixtures';
 
 const UNKNOWN_KEY = { error: 40102, message: 'The access token is signed with a key the identity provider does not publish (unknown kid).' };
 const UNREACHABLE = {
-  error: 40102,
+  error: 50310,
   message: 'The identity provider\'s signing keys cannot be fetched now, so no access token can be checked; retry later.',
 };
 // A cool-down long enough that two requests in a row fall inside it on a loaded machine, short enough to wait out.
@@ -140,7 +140,7 @@ describe('a provider never reached', () => {
     await idp.stop();
   });
 
-  it('when a JWT arrives and the keys were never fetched, then it answers 401 at once, and the service stays up', async () => {
+  it('when a JWT arrives and the keys were never fetched, then it answers 503 at once, and the service stays up', async () => {
     const started = performance.now();
     const first = await post(app, await idp.mint());
     const second = await post(app, await idp.mint());
@@ -148,8 +148,8 @@ describe('a provider never reached', () => {
     const health = await app.request.get('/healthz');
 
     expect({ first: [first.status, first.body], second: [second.status, second.body], health: health.status }).toEqual({
-      first: [401, UNREACHABLE],
-      second: [401, UNREACHABLE],
+      first: [503, UNREACHABLE],
+      second: [503, UNREACHABLE],
       health: 200,
     });
     // Far below the 5 s fetch timeout: a refused connection fails fast and the second waits on nothing.

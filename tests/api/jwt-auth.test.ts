@@ -1,7 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020';
 import { aNewPlant } from '../helpers/plants';
 import { ALGS, hmacSigned } from '../helpers/identity-provider';
-import { OTHER_TOKEN, storedRows, type TestApp } from '../helpers/test-app';
+import { OTHER_TOKEN, startTestApp, storedRows, type TestApp } from '../helpers/test-app';
 import { appForAll, identityProviderForAll } from '../helpers/fixtures';
 
 const json = { 'Content-Type': 'application/json' };
@@ -69,10 +69,54 @@ describe('JWT access tokens on POST /plants', () => {
     ['is for another audience', { aud: 'another-api' }, 'The access token is meant for another audience; this service\'s audience is plant-store.'],
     ['has no exp', { exp: undefined }, 'The access token has no "exp" claim, which this service requires.'],
     ['has no sub', { sub: undefined }, 'The access token has no "sub" claim, which this service requires.'],
+    ['has an empty sub', { sub: '' }, 'The access token\'s "sub" claim must be a non-empty string of at most 255 characters.'],
+    ['has a number as sub', { sub: 42 }, 'The access token\'s "sub" claim must be a non-empty string of at most 255 characters.'],
+    ['has an object as sub', { sub: { id: 'user-1' } }, 'The access token\'s "sub" claim must be a non-empty string of at most 255 characters.'],
+    ['has a sub of 256 characters', { sub: 'u'.repeat(256) }, 'The access token\'s "sub" claim must be a non-empty string of at most 255 characters.'],
+    ['was issued in the future', { iat: now() + 120 }, 'The access token\'s "iat" (issued at) is in the future; the issuer\'s clock is wrong or the token is not genuine.'],
+    ['has nbf as a string', { nbf: String(now() - 60) }, 'The access token\'s "nbf" claim must be a number (seconds since 1970-01-01 UTC).'],
   ])('when the token %s, then it answers 401 invalid_token saying what was wrong', async (_case, claims, message) => {
     const response = await post(app, await idp.mint(claims));
 
     expect(outcome(response)).toEqual({ status: 401, challenge: INVALID_CHALLENGE, body: { error: 40102, message } });
+  });
+
+  it('when iat is ahead of the clock by less than the tolerance, then the token is accepted', async () => {
+    const response = await post(app, await idp.mint({ iat: now() + 10 }));
+
+    expect(response.status).toBe(200);
+  });
+
+  it('when the header marks an extension as critical, then it answers 401 naming crit, not the algorithm', async () => {
+    const token = await idp.mint({}, { header: { crit: ['x-plants-ext'], 'x-plants-ext': 1 } });
+
+    const response = await post(app, token);
+
+    expect(outcome(response)).toEqual({
+      status: 401,
+      challenge: INVALID_CHALLENGE,
+      body: { error: 40102, message: 'The access token\'s header marks "x-plants-ext" as critical ("crit"); this service supports no such extension.' },
+    });
+  });
+
+  it('when the last character of the signature is changed to another that decodes to the same bytes, then that spelling is refused', async () => {
+    const token = await idp.mint({ sub: 'malleable' });
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    // An ES256 signature is 64 bytes: 86 characters whose last carries 2 bits, so its low 4 bits are free.
+    const last = alphabet.indexOf(token.slice(-1));
+    const variant = `${token.slice(0, -1)}${alphabet[last ^ 1]}`;
+
+    const original = await post(app, token);
+    const changed = await post(app, variant);
+
+    expect({ original: original.status, changed: outcome(changed) }).toEqual({
+      original: 200,
+      changed: {
+        status: 401,
+        challenge: INVALID_CHALLENGE,
+        body: { error: 40102, message: 'The bearer token looks like a JWT but is not a well-formed one: each part must be base64url in its one canonical spelling.' },
+      },
+    });
   });
 
   it('when the signature was made by another key under a published kid, then it answers 401 bad signature', async () => {
@@ -190,5 +234,33 @@ describe('the OpenAPI document on JWTs and scopes', () => {
       forbidden: [403, true],
     });
     expect(document.paths['/plants'].post.responses['403'].headers['WWW-Authenticate']).toBeDefined();
+  });
+});
+
+describe('a static token shaped like a JWT while JWTs are accepted', () => {
+  const DOTTED = 'static-part-one.static-part-two.static-part-three';
+  let both: TestApp;
+  beforeAll(async () => {
+    both = await startTestApp({ ...idp.env(), AUTH_TOKENS: DOTTED });
+  });
+  afterAll(async () => {
+    await both.close();
+  });
+
+  it('when it is presented, then it authenticates as the static token it is', async () => {
+    const response = await post(both, DOTTED);
+
+    expect(response.status).toBe(200);
+    expect(both.logs.filter((line) => line.reqId === response.headers['x-request-id'])).toEqual([expect.objectContaining({ status: 200, caller: 'token:1' })]);
+  });
+
+  it('when a dotted token that is no static token is presented, then it is checked as a JWT and refused', async () => {
+    const response = await post(both, 'static-part-one.static-part-two.static-part-four');
+
+    expect(outcome(response)).toEqual({
+      status: 401,
+      challenge: INVALID_CHALLENGE,
+      body: { error: 40102, message: 'The bearer token looks like a JWT but is not a well-formed one: each part must be base64url in its one canonical spelling.' },
+    });
   });
 });

@@ -11,15 +11,26 @@ type KeyPair = { alg: Alg; kid: string; privateKey: CryptoKey; publicKey: Crypto
 
 export type Claims = Record<string, unknown>;
 
+/**
+ * How the JWKS URL answers: the key set; its headers, then a byte every 200 ms without end ('trickle'); or a
+ * 32 MB body of white space before the key set ('huge').
+ */
+export type JwksAnswer = 'keys' | 'trickle' | 'huge';
+
 export type IdentityProvider = {
   jwksUrl: string;
   /** How many times the JWKS was fetched. */
   fetches: () => number;
   /** A signed access token: valid for 5 minutes, both scopes, unless `claims` says otherwise (undefined removes a claim). */
-  mint: (claims?: Claims, options?: { alg?: Alg; kid?: string; signWith?: string }) => Promise<string>;
+  mint: (claims?: Claims, options?: { alg?: Alg; kid?: string; signWith?: string; header?: Claims }) => Promise<string>;
   /** A new key pair that is not published until `publish` names it. */
   addKey: (kid: string, alg?: Alg) => Promise<void>;
   publish: (...kids: string[]) => void;
+  /** JWKs published as they are, after the keys named by publish: keys the service may not be able to use. */
+  publishRaw: (...jwks: JWK[]) => void;
+  answerWith: (answer: JwksAnswer) => void;
+  /** Bytes of JWKS bodies written to connections so far (a client that hangs up stops the count). */
+  bytesSent: () => number;
   /** PEM of a published key's public half: what an attacker could use as an HMAC secret. */
   publicPem: (kid: string) => Promise<string>;
   unsigned: (claims?: Claims) => string;
@@ -51,7 +62,10 @@ export function claimsFor(overrides: Claims = {}): Claims {
 export async function startIdentityProvider(): Promise<IdentityProvider> {
   const keys = new Map<string, KeyPair>();
   let published: string[] = [];
+  let raw: JWK[] = [];
+  let answer: JwksAnswer = 'keys';
   let fetches = 0;
+  let bytesSent = 0;
 
   const addKey = async (kid: string, alg: Alg = 'ES256') => {
     const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
@@ -66,7 +80,35 @@ export async function startIdentityProvider(): Promise<IdentityProvider> {
       return;
     }
     fetches += 1;
-    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ keys: published.map((kid) => keys.get(kid)?.jwk) }));
+    const body = JSON.stringify({ keys: [...published.map((kid) => keys.get(kid)?.jwk), ...raw] });
+    res.writeHead(200, { 'Content-Type': 'application/json' });
+    if (answer === 'keys') {
+      bytesSent += body.length;
+      res.end(body);
+    } else if (answer === 'trickle') {
+      const timer = setInterval(() => {
+        if (res.write(' ')) bytesSent += 1;
+      }, 200);
+      res.on('close', () => clearInterval(timer));
+    } else {
+      void (async () => {
+        const chunk = Buffer.alloc(64 * 1024, ' ');
+        for (let left = 32 * 1024 * 1024; left > 0 && !res.destroyed; left -= chunk.length) {
+          if (!res.write(chunk)) {
+            await new Promise<void>((resolve) => {
+              const done = () => {
+                res.off('drain', done);
+                res.off('close', done);
+                resolve();
+              };
+              res.on('drain', done).on('close', done);
+            });
+          }
+          if (!res.destroyed) bytesSent += chunk.length;
+        }
+        if (!res.destroyed) res.end(body);
+      })();
+    }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const jwksUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks`;
@@ -74,15 +116,24 @@ export async function startIdentityProvider(): Promise<IdentityProvider> {
   return {
     jwksUrl,
     fetches: () => fetches,
-    mint: async (claims = {}, { alg = 'ES256', kid = alg, signWith = kid } = {}) => {
+    mint: async (claims = {}, { alg = 'ES256', kid = alg, signWith = kid, header = {} } = {}) => {
       const key = keys.get(signWith);
       if (key === undefined) throw new Error(`no key ${signWith}`);
-      return new SignJWT(claimsFor(claims)).setProtectedHeader({ alg, kid, typ: 'at+jwt' }).sign(key.privateKey);
+      // jose signs a token whose crit lists an extension only when told the extension is understood.
+      const crit = Array.isArray(header.crit) ? Object.fromEntries(header.crit.map((name) => [String(name), true])) : undefined;
+      return new SignJWT(claimsFor(claims)).setProtectedHeader({ alg, kid, typ: 'at+jwt', ...header }).sign(key.privateKey, { crit });
     },
     addKey,
     publish: (...kids) => {
       published = kids;
     },
+    publishRaw: (...jwks) => {
+      raw = jwks;
+    },
+    answerWith: (next) => {
+      answer = next;
+    },
+    bytesSent: () => bytesSent,
     publicPem: async (kid) => exportSPKI(keys.get(kid)?.publicKey as CryptoKey),
     unsigned: (claims = {}) => new UnsecuredJWT(claimsFor(claims)).encode(),
     env: () => ({ AUTH_JWKS_URL: jwksUrl, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE }),

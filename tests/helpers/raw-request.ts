@@ -5,7 +5,7 @@ export type RawResponse = { status: number; headers: http.IncomingHttpHeaders; b
 /** One request with exactly these headers and bytes: no client adds a Content-Type or re-encodes the body. */
 export function rawRequest(
   baseUrl: string,
-  options: { method?: string; path?: string; headers?: Record<string, string>; body?: Buffer | string; localAddress?: string },
+  options: { method?: string; path?: string; headers?: Record<string, string>; body?: Buffer | string; localAddress?: string; /** Fails the request when no answer has come by then. */ timeoutMs?: number },
 ): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     const request = http.request(`${baseUrl}${options.path ?? '/plants'}`, { method: options.method ?? 'POST', headers: options.headers, localAddress: options.localAddress }, (response) => {
@@ -17,6 +17,7 @@ export function rawRequest(
       });
     });
     request.on('error', reject);
+    if (options.timeoutMs !== undefined) request.setTimeout(options.timeoutMs, () => request.destroy(new Error(`no answer within ${options.timeoutMs} ms`)));
     request.end(options.body);
   });
 }

@@ -24,9 +24,20 @@ export function tempDataDir(): string {
 /** Runs the built server (dist/server.js) as production does, on an ephemeral port of 127.0.0.1. */
 export async function startServer(
   env: Record<string, string> = {},
-  options: { expectListening?: boolean; cwd?: string; nodeArgs?: string[] } = {},
+  options: {
+    expectListening?: boolean;
+    cwd?: string;
+    nodeArgs?: string[];
+    /** `ulimit -n` for the process: its open descriptors at most. */
+    fdLimit?: number;
+  } = {},
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), path.join(ROOT, 'dist', 'server.js')], {
+  const nodeArgs = [...(options.nodeArgs ?? []), path.join(ROOT, 'dist', 'server.js')];
+  const [command, args] =
+    options.fdLimit === undefined
+      ? [process.execPath, nodeArgs]
+      : ['sh', ['-c', `ulimit -n ${options.fdLimit} && exec "$@"`, 'sh', process.execPath, ...nodeArgs]];
+  const child = spawn(command, args, {
     cwd: options.cwd ?? ROOT,
     env: {
       PATH: process.env.PATH,

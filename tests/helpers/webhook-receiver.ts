@@ -17,8 +17,11 @@ export type Delivery = {
   receivedAt: number;
 };
 
-/** A status, a status with headers, 'hang' (never answer) or 'reset' (close the connection without an answer). */
-export type Answer = number | 'hang' | 'reset' | { status: number; headers: Record<string, string> };
+/**
+ * A status, a status with headers, 'hang' (never answer), 'reset' (close the connection without an answer) or
+ * 'endless' (200, then a body of a byte every 100 ms that never ends).
+ */
+export type Answer = number | 'hang' | 'reset' | 'endless' | { status: number; headers: Record<string, string> };
 
 export type Receiver = {
   url: string;
@@ -70,6 +73,12 @@ export async function startReceiver(
         if (answer === 'hang') return;
         if (answer === 'reset') {
           req.socket.destroy();
+          return;
+        }
+        if (answer === 'endless') {
+          res.writeHead(200, { 'Content-Type': 'text/plain' });
+          const timer = setInterval(() => res.write('.'), 100);
+          res.on('close', () => clearInterval(timer));
           return;
         }
         if (typeof answer === 'number') res.writeHead(answer).end();

@@ -26,6 +26,8 @@ async function startWithBlockedStdout(env: Record<string, string>) {
       AUTH_TOKENS: TOKEN,
       RATE_LIMIT_PER_MINUTE: '0',
       LOAD_SHED_LAG_MS: '0',
+      // Never the default 9464: a development server on this host would hold it.
+      METRICS_PORT: '0',
       DATABASE_URL: `file:${path.join(dir, 'plants.db')}`,
       ...env,
     },

@@ -45,7 +45,7 @@ describe('the metrics listener of the built server', () => {
     expect(server.lines.filter((entry) => entry.msg === 'metrics listening')).toEqual([]);
   });
 
-  it('when the metrics port is taken, then the start fails with a fatal line naming it', async () => {
+  it('when the metrics port is taken, then the start fails with a fatal line naming METRICS_PORT and how to change it', async () => {
     const blocker = net.createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const { port } = blocker.address() as net.AddressInfo;
@@ -55,9 +55,64 @@ describe('the metrics listener of the built server', () => {
       const { code } = await server.exited;
 
       expect(code).toBe(1);
-      expect(server.lines.find((entry) => entry.level === 60)?.msg).toBe(`cannot serve metrics on 127.0.0.1:${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}`);
+      expect(server.lines.find((entry) => entry.level === 60)?.msg).toBe(
+        `METRICS_PORT: 127.0.0.1:${port} is already in use (another process, perhaps a second instance); set METRICS_PORT to a free port, or METRICS_PORT=0 to turn metrics off`,
+      );
     } finally {
       blocker.close();
+    }
+  });
+
+  it('when 300 idle connections hold the metrics port under a limit of 256 descriptors, then the public port still serves health checks and creates', async () => {
+    const port = await freePort();
+    const server = await startServer({ METRICS_PORT: String(port), MAX_CONNECTIONS: '200' }, { fdLimit: 256 });
+    const idle: net.Socket[] = [];
+    try {
+      await server.waitForLine((entry) => entry.msg === 'metrics listening');
+      for (let i = 0; i < 300; i += 1) {
+        const socket = net.connect(port, '127.0.0.1');
+        socket.on('error', () => undefined);
+        idle.push(socket);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 500));
+
+      const health = await rawRequest(server.url, { method: 'GET', path: '/healthz', timeoutMs: 3000 }).catch((error: Error) => ({ status: error.message }));
+      const created = await rawRequest(server.url, {
+        headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(aNewPlant()),
+        timeoutMs: 3000,
+      }).catch((error: Error) => ({ status: error.message }));
+      const stillOpen = idle.filter((socket) => !socket.destroyed && socket.readyState === 'open').length;
+
+      expect({ health: health.status, created: created.status }).toEqual({ health: 200, created: 200 });
+      expect(stillOpen).toBeLessThanOrEqual(8);
+    } finally {
+      for (const socket of idle) socket.destroy();
+      await server.stop();
+    }
+  });
+
+  it('when idle connections fill the metrics listener, then they are closed after 5 s and a scrape gets through again', async () => {
+    const port = await freePort();
+    const server = await startServer({ METRICS_PORT: String(port) });
+    const idle: net.Socket[] = [];
+    try {
+      await server.waitForLine((entry) => entry.msg === 'metrics listening');
+      for (let i = 0; i < 8; i += 1) {
+        const socket = net.connect(port, '127.0.0.1');
+        socket.on('error', () => undefined);
+        idle.push(socket);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const during = await fetch(`http://127.0.0.1:${port}/metrics`).then((response) => response.status, () => 'refused');
+      await new Promise((resolve) => setTimeout(resolve, 5500));
+
+      const after = await fetch(`http://127.0.0.1:${port}/metrics`).then((response) => response.status, () => 'refused');
+
+      expect({ during, after, idleClosed: idle.every((socket) => socket.destroyed || socket.readyState === 'closed') }).toEqual({ during: 'refused', after: 200, idleClosed: true });
+    } finally {
+      for (const socket of idle) socket.destroy();
+      await server.stop();
     }
   });
 

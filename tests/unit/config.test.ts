@@ -166,6 +166,7 @@ describe('loadConfig', () => {
         audience: 'plant-store',
         clockToleranceS: 5,
         jwksCooldownS: 30,
+        jwksTimeoutMs: 5000,
       },
       tokens: [],
       source: 'AUTH_JWKS_URL',
@@ -185,6 +186,8 @@ describe('loadConfig', () => {
     [{ AUTH_JWKS_URL: 'not a url' }, 'AUTH_JWKS_URL'],
     [{ AUTH_CLOCK_TOLERANCE_S: '301' }, 'AUTH_CLOCK_TOLERANCE_S'],
     [{ AUTH_JWKS_COOLDOWN_S: '-1' }, 'AUTH_JWKS_COOLDOWN_S'],
+    [{ AUTH_JWKS_COOLDOWN_S: '0' }, 'AUTH_JWKS_COOLDOWN_S'],
+    [{ AUTH_JWKS_TIMEOUT_MS: '99' }, 'AUTH_JWKS_TIMEOUT_MS'],
   ])('when %p, then it refuses and names %s', (env, name) => {
     expect(errorOf(env as Record<string, string>)).toContain(name);
   });

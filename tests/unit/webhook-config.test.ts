@@ -18,7 +18,7 @@ describe('loadConfig: webhooks', () => {
         { url: 'https://a.example.com/hooks', origin: 'https://a.example.com', host: 'a.example.com', path: '/hooks' },
         { url: 'http://10.0.0.2:8080/p?x=1', origin: 'http://10.0.0.2:8080', host: '10.0.0.2:8080', path: '/p?x=1' },
       ],
-      secret: SECRET,
+      secrets: [SECRET],
       timeoutMs: 5000,
       retryScheduleMs: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
       retentionHours: 72,
@@ -63,6 +63,31 @@ describe('loadConfig: webhooks', () => {
     expect(message).toContain('WEBHOOK_SECRET');
     expect(message).toContain('must be whsec_ followed by the base64 of at least 24 random bytes');
     expect(message).not.toContain(secret);
+  });
+
+  it('when WEBHOOK_SECRET lists two secrets, by comma or by space, then both sign', () => {
+    const next = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
+
+    const byComma = loadConfig({ WEBHOOK_URLS: 'https://a.example.com/h', WEBHOOK_SECRET: `${SECRET}, ${next}` }, generate);
+    const bySpace = loadConfig({ WEBHOOK_URLS: 'https://a.example.com/h', WEBHOOK_SECRET: `${next} ${SECRET}` }, generate);
+
+    expect([byComma.webhooks?.secrets, bySpace.webhooks?.secrets]).toEqual([
+      [SECRET, next],
+      [next, SECRET],
+    ]);
+  });
+
+  it('when one secret of the list is malformed or one is listed twice, then it refuses naming its place, without echoing it', () => {
+    const short = `whsec_${Buffer.alloc(23, 1).toString('base64')}`;
+
+    const malformed = errorOf({ WEBHOOK_URLS: 'https://a.example.com/h', WEBHOOK_SECRET: `${SECRET},${short}` });
+    const twice = errorOf({ WEBHOOK_URLS: 'https://a.example.com/h', WEBHOOK_SECRET: `${SECRET},${SECRET}` });
+
+    expect(malformed).toContain('WEBHOOK_SECRET[1]');
+    expect(malformed).toContain('must be whsec_ followed by the base64 of at least 24 random bytes');
+    expect(malformed).not.toContain(short.slice('whsec_'.length));
+    expect(twice).toContain('lists a secret twice; each once');
+    expect(twice).not.toContain(SECRET.slice('whsec_'.length));
   });
 
   it('when a URL is not http(s), carries credentials, is listed twice or the file is missing, then it refuses', () => {
