@@ -1,3 +1,5 @@
+// First: from the moment it is loaded no SIGHUP can end the process (src/hangup.ts).
+import { logHangupsWith } from './hangup';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
@@ -65,6 +67,7 @@ async function start(config: Config, logger: Logger): Promise<void> {
   );
 
   installHttpEdges(server, logger);
+  logHangupsWith(logger, () => (lifecycle.shuttingDown ? 'draining' : server.listening ? 'serving' : 'starting'));
   const connections = trackConnections(server, config.maxConnections);
 
   // Responses not yet started when a drain begins are told to close their connection.
@@ -151,6 +154,7 @@ function main(): void {
     process.exit(1);
   }
   const logger = createLogger(config);
+  logHangupsWith(logger, () => 'starting');
   start(config, logger).catch((err: unknown) => {
     logger.fatal({ err }, `cannot start: ${(err as Error).message}`);
     exitAfterLogFlush(logger, 1);
