@@ -2,15 +2,22 @@ import type http from 'node:http';
 import type { Socket } from 'node:net';
 
 /**
- * The server's connections: a cap on how many are open (past it Node closes a new one on accept, before
- * reading a byte), and at the drain, closing those that hold no response worth finishing. It never closes a
- * connection whose response is still being made.
+ * The server's connections: a cap on how many are open, and at the drain, closing those that hold no response
+ * worth finishing. It never closes a connection whose response is still being made.
+ *
+ * At the cap a new connection takes the place of the longest-idle one, as nginx does when it runs out of
+ * connections: idle keep-alive connections cost a descriptor each and answer nobody, so 1,000 of them must
+ * not lock out a create. Only when every connection has a request in progress is the new one closed unanswered.
+ * Idle means no request in progress as Node sees it: since accept, or since the last response finished. A
+ * client still sending its headers counts as idle (Node tells nothing before the headers are complete), so a
+ * slowloris flood is evicted too; HEADERS_TIMEOUT_MS bounds those anyway.
  */
 export function trackConnections(server: http.Server, maxConnections: number): { drain: () => void } {
-  server.maxConnections = maxConnections;
   const open = new Set<Socket>();
-  // Connections with a response started and not yet finished: the only ones a drain waits for.
+  // Connections with a response started and not yet finished: the only ones a drain waits for, never evicted.
   const working = new Set<Socket>();
+  // The others, in the order they turned idle (a Set iterates in insertion order): the first is the longest idle.
+  const idle = new Set<Socket>();
   let draining = false;
 
   // Ends the connection once what was written is flushed; a client still trickling a body is not waited for.
@@ -21,17 +28,28 @@ export function trackConnections(server: http.Server, maxConnections: number): {
 
   server.on('connection', (socket: Socket) => {
     open.add(socket);
+    idle.add(socket);
     socket.once('close', () => {
       open.delete(socket);
       working.delete(socket);
+      idle.delete(socket);
     });
+    if (open.size <= maxConnections) return;
+    // The new connection is the last of `idle`: the first is another one unless every other is working.
+    const longestIdle = idle.values().next().value as Socket;
+    // Out of the count now: 'close' comes a tick later, and another accept in this one needs the right count.
+    idle.delete(longestIdle);
+    open.delete(longestIdle);
+    longestIdle.destroy();
   });
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const socket = req.socket;
     working.add(socket);
+    idle.delete(socket);
     res.on('finish', () => {
       working.delete(socket);
       if (draining) closeWhenFlushed(socket);
+      else if (!socket.destroyed) idle.add(socket);
     });
   });
 
