@@ -61,7 +61,8 @@ export class PostgresStore implements Store {
 
   // Also this process's own flag: the schema is committed a round trip before migrate() marks the repository
   // ready, and a /readyz 200 in between would send a write that still answers 503 "not migrated yet".
-  readonly readiness = async (): Promise<boolean> => (await isPostgresMigrated(this.pool, this.migrations)) && this.migrated;
+  // Checked first, so a replica still migrating (or waiting for another's migration lock) answers without a query.
+  readonly readiness = async (): Promise<boolean> => this.migrated && (await isPostgresMigrated(this.pool, this.migrations));
 
   readonly open = async (): Promise<void> => {
     try {
