@@ -12,7 +12,7 @@ import type { Lifecycle } from './http/lifecycle';
 import { createLogger, exitAfterLogFlush, type Logger } from './logger';
 import type { MetricsServer } from './metrics';
 
-async function start(config: Config, logger: Logger): Promise<void> {
+function start(config: Config, logger: Logger): void {
   process.on('uncaughtException', (err) => {
     logger.fatal({ err }, 'uncaught exception; exiting so the container restarts a clean process');
     exitAfterLogFlush(logger, 1);
@@ -38,7 +38,6 @@ async function start(config: Config, logger: Logger): Promise<void> {
   /* eslint-enable @typescript-eslint/no-require-imports */
   const metrics = metricsModule?.createMetrics();
   const store = createStore(config, logger, { observer: metrics?.store, webhookObserver: metrics?.webhooks });
-  await store.open();
   const shared = config.redisUrl === undefined ? undefined : redisModule?.createSharedRateLimit(config.redisUrl, config.redisKeyPrefix, logger);
 
   const lifecycle: Lifecycle = { shuttingDown: false };
@@ -86,7 +85,15 @@ async function start(config: Config, logger: Logger): Promise<void> {
     const { address, port } = server.address() as AddressInfo;
     logger.info({ address, port }, 'listening');
     stopTokenRotation = startTokenRotation(tokens, logger);
-    store.start();
+    // Migrating after listen: a replica waiting for another's migration lock is alive (/healthz 200) and unready
+    // (/readyz 503) meanwhile, instead of silent until a liveness probe has it killed.
+    store.open().then(
+      () => store.start(),
+      (err: unknown) => {
+        logger.fatal({ err }, `cannot start: ${(err as Error).message}`);
+        exitAfterLogFlush(logger, 1);
+      },
+    );
     store.webhooks?.start();
   });
   let metricsServer: MetricsServer | undefined;
@@ -155,10 +162,12 @@ function main(): void {
   }
   const logger = createLogger(config);
   logHangupsWith(logger, () => 'starting');
-  start(config, logger).catch((err: unknown) => {
+  try {
+    start(config, logger);
+  } catch (err) {
     logger.fatal({ err }, `cannot start: ${(err as Error).message}`);
     exitAfterLogFlush(logger, 1);
-  });
+  }
 }
 
 main();

@@ -22,7 +22,10 @@ export function tempDataDir(): string {
 }
 
 /** Runs the built server (dist/server.js) as production does, on an ephemeral port of 127.0.0.1. */
-export async function startServer(env: Record<string, string> = {}, options: { expectListening?: boolean; cwd?: string } = {}): Promise<ServerProcess> {
+export async function startServer(
+  env: Record<string, string> = {},
+  options: { expectListening?: boolean; cwd?: string; waitForMigrations?: boolean } = {},
+): Promise<ServerProcess> {
   const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'server.js')], {
     cwd: options.cwd ?? ROOT,
     env: {
@@ -87,6 +90,10 @@ export async function startServer(env: Record<string, string> = {}, options: { e
   if (options.expectListening !== false) {
     const listening = await waitForLine((line) => line.msg === 'listening');
     url = `http://127.0.0.1:${String(listening.port)}`;
+    // PostgreSQL migrates after listening (SQLite before): by default, resolve once that run has an outcome.
+    if (options.waitForMigrations !== false && env.DATABASE_URL?.startsWith('postgres')) {
+      await waitForLine((line) => line.msg === 'database ready' || line.msg === 'PostgreSQL cannot be reached; starting unready and retrying');
+    }
   }
   return {
     child,
