@@ -2,6 +2,7 @@ import type { Logger } from '../logger';
 import { isUnavailable, PostgresPlantRepository } from '../plants/plant.repository.postgres';
 import type { StoreObserver } from '../plants/store-observer';
 import type { PostgresWebhooks } from '../webhooks';
+import { assertWritable } from './postgres-health';
 import { isPostgresMigrated, loadPostgresMigrations, migratePostgres } from './migrate.postgres';
 import type { Migration } from './migrations';
 import { createPostgresPool, redactUrl, type PgPool, type PostgresOptions } from './postgres';
@@ -62,7 +63,12 @@ export class PostgresStore implements Store {
   // Also this process's own flag: the schema is committed a round trip before migrate() marks the repository
   // ready, and a /readyz 200 in between would send a write that still answers 503 "not migrated yet".
   // Checked first, so a replica still migrating (or waiting for another's migration lock) answers without a query.
-  readonly readiness = async (): Promise<boolean> => this.migrated && (await isPostgresMigrated(this.pool, this.migrations));
+  // Ready means a write can commit: migrated, and the pool's sessions not read-only (src/db/postgres-health.ts).
+  readonly readiness = async (): Promise<boolean> => {
+    if (!this.migrated || !(await isPostgresMigrated(this.pool, this.migrations))) return false;
+    await assertWritable(this.pool);
+    return true;
+  };
 
   readonly open = async (): Promise<void> => {
     try {
