@@ -88,7 +88,9 @@ describe('MAX_CONNECTIONS', () => {
     const server = await startServer({ MAX_CONNECTIONS: '3' });
     const held: net.Socket[] = [];
     for (let i = 0; i < 3; i += 1) held.push(await idleKeepAlive(server.url));
-    const outcomes = held.map((socket) => untilClosed(socket, 1000));
+    const outcomes = held.map((socket) => untilClosed(socket, 2500));
+    // Idle for more than the second below which a connection may only not have been read yet.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
 
     const status = await create(server.url);
     const closed = await Promise.all(outcomes);
