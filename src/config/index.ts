@@ -48,6 +48,7 @@ const envSchema = z.object({
   REDIS_URL: redisUrl.optional(),
   REDIS_KEY_PREFIX: z.string().prefault('plant-store:rate-limit:'),
   SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).prefault('10000'),
+  // How long the 64 oldest requests in progress may have waited before new ones are shed (src/http/load-shed.middleware.ts).
   LOAD_SHED_LAG_MS: integer(0, 60_000).prefault('100'),
   HEADERS_TIMEOUT_MS: integer(1000, 600_000).prefault('10000'),
   REQUEST_TIMEOUT_MS: integer(1000, 600_000).prefault('30000'),
