@@ -158,10 +158,10 @@ describe('metrics for refusals and store faults', () => {
   });
 
   it('when 64 creates queue on a locked store, then the shed request is counted as shed', async () => {
-    const app = await startTestApp({ METRICS_PORT: '9464', LOAD_SHED_LAG_MS: '300', DATABASE_BUSY_TIMEOUT_MS: '10000', DATABASE_STATEMENT_TIMEOUT_MS: '10000' });
+    const app = await startTestApp({ METRICS_PORT: '9464', LOAD_SHED_LAG_MS: '300', DATABASE_BUSY_TIMEOUT_MS: '10000', DATABASE_STATEMENT_TIMEOUT_MS: '10000', DATABASE_CONNECT_TIMEOUT_MS: '9000' });
     const lock = await lockPlants(app);
     const queued = Promise.all(Array.from({ length: 64 }, () => postPlant(app, aNewPlant())));
-    await pause(600);
+    await pause(2000);
 
     const status = (await postPlant(app, aNewPlant())).status;
     await lock.release();
