@@ -6,8 +6,10 @@ import type { Socket } from 'node:net';
 const MIN_IDLE_MS = 1000;
 
 /**
- * The server's connections: a cap on how many are open, and at the drain, closing those that hold no response
- * worth finishing. It never closes a connection whose response is still being made.
+ * The server's connections and the responses in progress on them, the one in-flight tracker: a cap on how many
+ * connections are open, and at the drain, `Connection: close` on every response not yet started and closing the
+ * connections that hold no response worth finishing. It never closes a connection whose response is still being
+ * made.
  *
  * At the cap a new connection takes the place of the longest-idle one, as nginx does when it runs out of
  * connections: idle keep-alive connections cost a descriptor each and answer nobody, so 1,000 of them must
@@ -18,8 +20,9 @@ const MIN_IDLE_MS = 1000;
  */
 export function trackConnections(server: http.Server, maxConnections: number): { drain: () => void } {
   const open = new Set<Socket>();
-  // Connections with a response started and not yet finished: the only ones a drain waits for, never evicted.
-  const working = new Set<Socket>();
+  // Connections with a response started and not yet finished, with that response: the only ones a drain waits
+  // for, never evicted.
+  const working = new Map<Socket, http.ServerResponse>();
   // The others, in the order they turned idle (a Set iterates in insertion order): the first is the longest idle.
   const idle = new Set<Socket>();
   const idleSince = new WeakMap<Socket, number>();
@@ -53,7 +56,8 @@ export function trackConnections(server: http.Server, maxConnections: number): {
   });
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const socket = req.socket;
-    working.add(socket);
+    if (draining) res.setHeader('Connection', 'close');
+    working.set(socket, res);
     idle.delete(socket);
     res.on('finish', () => {
       working.delete(socket);
@@ -68,6 +72,7 @@ export function trackConnections(server: http.Server, maxConnections: number): {
   return {
     drain: () => {
       draining = true;
+      for (const res of working.values()) if (!res.headersSent) res.setHeader('Connection', 'close');
       // Idle keep-alive connections, a slowloris still sending headers, and a client sending a body after
       // its answer (a 401 before the body was read): none has a request in progress worth finishing.
       for (const socket of open) if (!working.has(socket)) closeWhenFlushed(socket);

@@ -1,20 +1,12 @@
 import { aNewPlant } from '../helpers/plants';
+import { appForAll, sleep } from '../helpers/fixtures';
 import { lockPlants } from '../helpers/store-lock';
-import { postPlant, startTestApp, storedRows, type TestApp } from '../helpers/test-app';
-
-let app: TestApp;
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { postPlant, storedRows } from '../helpers/test-app';
 
 const OVERLOADED = { error: 50303, message: 'The service is over capacity; retry after the number of seconds in Retry-After.' };
 
-beforeAll(async () => {
-  // Creates wait on the lock for up to 10 s; the shedding wait is well above what a busy machine adds by itself.
-  app = await startTestApp({ LOAD_SHED_LAG_MS: '300', DATABASE_BUSY_TIMEOUT_MS: '10000', DATABASE_STATEMENT_TIMEOUT_MS: '10000', DATABASE_CONNECT_TIMEOUT_MS: '9000' });
-});
-
-afterAll(async () => {
-  await app.close();
-});
+// Creates wait on the lock for up to 10 s; the shedding wait is well above what a busy machine adds by itself.
+const app = appForAll({ LOAD_SHED_LAG_MS: '300', DATABASE_BUSY_TIMEOUT_MS: '10000', DATABASE_STATEMENT_TIMEOUT_MS: '10000', DATABASE_CONNECT_TIMEOUT_MS: '9000' });
 
 /**
  * `count` creates that wait on a locked store, all sent at once; settled once the lock is released. The tests give
@@ -28,7 +20,7 @@ describe('load shedding on queueing', () => {
   it('when 64 creates have waited longer than LOAD_SHED_LAG_MS, then the next gets 503 with Retry-After and is not stored; health checks answer; the 64 get 200', async () => {
     const lock = await lockPlants(app);
     const queued = waitingCreates(64);
-    await pause(2000);
+    await sleep(2000);
     const plant = aNewPlant();
 
     const shed = await postPlant(app, plant);
@@ -45,10 +37,10 @@ describe('load shedding on queueing', () => {
   it('when 63 creates wait, as in a closed loop of 64 connections, then the 64th is admitted however long they waited', async () => {
     const lock = await lockPlants(app);
     const queued = waitingCreates(63);
-    await pause(2000);
+    await sleep(2000);
 
     const admitted = postPlant(app, aNewPlant());
-    await pause(200);
+    await sleep(200);
     await lock.release();
     const statuses = await queued;
 
@@ -65,7 +57,7 @@ describe('load shedding on queueing', () => {
   it('when the queue has drained, then creates are admitted again', async () => {
     const lock = await lockPlants(app);
     const queued = waitingCreates(64);
-    await pause(2000);
+    await sleep(2000);
     const shed = await postPlant(app, aNewPlant());
     await lock.release();
     await queued;

@@ -2,6 +2,7 @@ import net from 'node:net';
 import { rawRequest } from '../helpers/raw-request';
 import { aNewPlant } from '../helpers/plants';
 import { startServer } from '../helpers/server-process';
+import { sleep } from '../helpers/common';
 import { TOKEN } from '../helpers/test-app';
 
 function connect(url: string): Promise<net.Socket> {
@@ -34,7 +35,7 @@ describe('the drain does not wait for clients with nothing to wait for', () => {
     const slow = await connect(server.url);
     slow.write('POST /plants HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ');
     const closed = untilClosed(slow, 5000);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     const started = performance.now();
 
     const exit = await server.stop('SIGTERM');
@@ -49,7 +50,7 @@ describe('the drain does not wait for clients with nothing to wait for', () => {
     const trickle = await connect(server.url);
     const closed = untilClosed(trickle, 5000);
     trickle.write('POST /plants HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"id": 1,');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     const ticker = setInterval(() => trickle.write(' '), 50);
     const started = performance.now();
 
@@ -90,7 +91,7 @@ describe('MAX_CONNECTIONS', () => {
     for (let i = 0; i < 3; i += 1) held.push(await idleKeepAlive(server.url));
     const outcomes = held.map((socket) => untilClosed(socket, 2500));
     // Idle for more than the second below which a connection may only not have been read yet.
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    await sleep(1100);
 
     const status = await create(server.url);
     const closed = await Promise.all(outcomes);
@@ -104,11 +105,11 @@ describe('MAX_CONNECTIONS', () => {
   it('when every connection at the cap has a request in progress, then a new connection is closed unanswered, and /healthz answers again once one closes', async () => {
     const server = await startServer({ MAX_CONNECTIONS: '3' });
     const held = await Promise.all([busy(server.url), busy(server.url), busy(server.url)]);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
 
     const refused = await connect(server.url).then((socket) => untilClosed(socket, 2000));
     held[0]?.destroy();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     const health = await rawRequest(server.url, { method: 'GET', path: '/healthz' });
     for (const socket of held) socket.destroy();
     await server.stop();
