@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createSection } from './create.section';
 import { metricsSection } from './metrics.section';
+import { overloadSection } from './overload.section';
 import { readSection } from './read.section';
 import { jwtSection } from './jwt.section';
 import { ROOT, work, type SectionResult } from './lib';
@@ -22,6 +23,7 @@ const SECTIONS: Record<string, () => Promise<SectionResult>> = {
   jwt: jwtSection,
   webhooks: webhooksSection,
   postgres: postgresSection,
+  overload: overloadSection,
 };
 
 async function main(): Promise<void> {

@@ -2,6 +2,8 @@
  * The process: environment → config, the logger, process-wide handlers, signals → the service's drain, and the
  * exit code. Everything else is startService's (src/service.ts), which the tests start the same way.
  */
+// First: from the moment it is loaded no SIGHUP can end the process (src/hangup.ts).
+import { logHangupsWith } from './hangup';
 import { ConfigError, loadConfig, type Config } from './config';
 import { createLogger, exitAfterLogFlush, type Logger } from './logger';
 import { startService, StartError } from './service';
@@ -17,6 +19,7 @@ async function start(config: Config, logger: Logger): Promise<void> {
   });
 
   const service = await startService(config, logger);
+  logHangupsWith(logger, () => (service.lifecycle.shuttingDown ? 'draining' : 'serving'));
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals) => {
     if (stopping) return;
@@ -37,6 +40,7 @@ function main(): void {
     process.exit(1);
   }
   const logger = createLogger(config);
+  logHangupsWith(logger, () => 'starting');
   start(config, logger).catch((err: unknown) => {
     const message = (err as Error).message;
     logger.fatal({ err }, err instanceof StartError ? message : `cannot start: ${message}`);

@@ -77,12 +77,10 @@ export async function startService(config: Config, logger: Logger, options: Serv
   }
 
   const hooks: StoreHooks = { observer: metrics?.store, webhookObserver: metrics?.webhooks };
-  let store: Store | undefined;
+  let store: Store;
   try {
     store = options.store === undefined ? createStore(config, logger, hooks) : options.store(hooks);
-    await store.open();
   } catch (err) {
-    await store?.close();
     await metricsServer?.close();
     throw err;
   }
@@ -123,6 +121,17 @@ export async function startService(config: Config, logger: Logger, options: Serv
   }
   const address = server.address() as AddressInfo;
   logger.info({ address: address.address, port: address.port }, 'listening');
+  // Migrating after listen (PostgreSQL; SQLite has migrated in createStore): a replica waiting for another's
+  // migration lock is alive (/healthz 200) and unready (/readyz 503) meanwhile, instead of silent until a
+  // liveness probe has it killed.
+  try {
+    await store.open();
+  } catch (err) {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await Promise.all([store.close(), shared?.close(), metricsServer?.close()]);
+    throw err;
+  }
   // Background work starts after the listener and stops in the drain, in the reverse order.
   const stopTokenRotation = startTokenRotation(tokens, logger);
   store.start();

@@ -101,7 +101,7 @@ const envSchema = z.object({
     'On SIGTERM or SIGINT: how long in-flight requests and webhook attempts may take before their connections are closed and the process exits 1 (milliseconds).',
   ),
   LOAD_SHED_LAG_MS: integer(0, 60_000).prefault('100').describe(
-    'Load shedding: when the event loop runs this late (milliseconds), new requests get 503 with `Retry-After` instead of waiting in line; health checks are never shed. Three late samples in a row (20 ms apart) start it, the first on-time sample ends it. `0` disables.',
+    'Load shedding on queueing: when 64 or more requests are in progress and the 64 oldest have each waited longer than this (milliseconds), a new request gets 503 with `Retry-After` instead of joining the line; health checks are never shed, and neither is a client with 64 connections or fewer in a closed loop. `0` disables.',
   ),
   HEADERS_TIMEOUT_MS: integer(1000, 600_000).prefault('10000').describe(
     'Against slow clients: time to receive all request headers, then 408 (milliseconds).',
@@ -143,7 +143,7 @@ const envSchema = z.object({
     'Most connections, and attempts at once, per subscriber: also the most events delivered per round trip to it.',
   ),
   MAX_CONNECTIONS: integer(1, 1_000_000).prefault('1000').describe(
-    'Open connections at most; past it a new connection is closed on accept, before a byte is read. The default fits the usual open-file limit of 1024 with room for the database, the log and Node\'s own descriptors.',
+    'Open connections at most. At the cap a new connection replaces the longest-idle one (no request in progress for a second or more); only when there is none is the new one closed on accept, before a byte is read. The default fits the usual open-file limit of 1024 with room for the database, the log and Node\'s own descriptors.',
   ),
 });
 

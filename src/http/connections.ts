@@ -1,17 +1,31 @@
 import type http from 'node:http';
 import type { Socket } from 'node:net';
 
+// A connection idle for less is not evicted: Node accepts every pending connection of an event-loop turn before
+// it reads any of them, so in a burst the newest connections look idle while their requests wait unread.
+const MIN_IDLE_MS = 1000;
+
 /**
  * The server's connections and the responses in progress on them, the one in-flight tracker: a cap on how many
- * connections are open (past it Node closes a new one on accept, before reading a byte), and at the drain,
- * `Connection: close` on every response not yet started and closing the connections that hold no response worth
- * finishing. It never closes a connection whose response is still being made.
+ * connections are open, and at the drain, `Connection: close` on every response not yet started and closing the
+ * connections that hold no response worth finishing. It never closes a connection whose response is still being
+ * made.
+ *
+ * At the cap a new connection takes the place of the longest-idle one, as nginx does when it runs out of
+ * connections: idle keep-alive connections cost a descriptor each and answer nobody, so 1,000 of them must
+ * not lock out a create. Only when every connection has a request in progress is the new one closed unanswered.
+ * Idle means no request in progress as Node sees it, for at least MIN_IDLE_MS: since accept, or since the last
+ * response finished. A client still sending its headers counts as idle (Node tells nothing before the headers
+ * are complete), so a slowloris flood is evicted too; HEADERS_TIMEOUT_MS bounds those anyway.
  */
 export function trackConnections(server: http.Server, maxConnections: number): { drain: () => void } {
-  server.maxConnections = maxConnections;
   const open = new Set<Socket>();
-  // Connections with a response started and not yet finished, with that response: the only ones a drain waits for.
+  // Connections with a response started and not yet finished, with that response: the only ones a drain waits
+  // for, never evicted.
   const working = new Map<Socket, http.ServerResponse>();
+  // The others, in the order they turned idle (a Set iterates in insertion order): the first is the longest idle.
+  const idle = new Set<Socket>();
+  const idleSince = new WeakMap<Socket, number>();
   let draining = false;
 
   // Ends the connection once what was written is flushed; a client still trickling a body is not waited for.
@@ -22,18 +36,36 @@ export function trackConnections(server: http.Server, maxConnections: number): {
 
   server.on('connection', (socket: Socket) => {
     open.add(socket);
+    idle.add(socket);
+    idleSince.set(socket, performance.now());
     socket.once('close', () => {
       open.delete(socket);
       working.delete(socket);
+      idle.delete(socket);
+      idleSince.delete(socket);
     });
+    if (open.size <= maxConnections) return;
+    // The new connection is the last of `idle`: the first is another one unless every other is working, or
+    // idle for too short a time to tell idle from not yet read; then the new one is the one closed.
+    const longestIdle = idle.values().next().value as Socket;
+    const victim = (idleSince.get(longestIdle) ?? 0) <= performance.now() - MIN_IDLE_MS ? longestIdle : socket;
+    // Out of the count now: 'close' comes a tick later, and another accept in this one needs the right count.
+    idle.delete(victim);
+    open.delete(victim);
+    victim.destroy();
   });
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const socket = req.socket;
     if (draining) res.setHeader('Connection', 'close');
     working.set(socket, res);
+    idle.delete(socket);
     res.on('finish', () => {
       working.delete(socket);
       if (draining) closeWhenFlushed(socket);
+      else if (!socket.destroyed) {
+        idle.add(socket);
+        idleSince.set(socket, performance.now());
+      }
     });
   });
 

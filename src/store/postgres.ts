@@ -1,6 +1,7 @@
 import { isPostgresMigrated, loadPostgresMigrations, migratePostgres } from '../db/migrate.postgres';
 import type { Migration } from '../db/migrations';
 import { createPostgresPool, redactUrl, type PgPool, type PostgresOptions } from '../db/postgres';
+import { assertWritable } from '../db/postgres-health';
 import type { Logger } from '../logger';
 import { isUnavailable, PostgresPlantRepository } from '../plants/plant.repository.postgres';
 import type { Dispatching, PostgresWebhooks } from '../webhooks';
@@ -72,8 +73,14 @@ export class PostgresStore implements Store {
   }
 
   // Also this process's own flag: the schema is committed a round trip before migrate() marks the repository
-  // ready, and a /readyz 200 in between would send a write that still answers 503 "not migrated yet".
-  readonly readiness = async (): Promise<boolean> => (await isPostgresMigrated(this.pool, this.migrations)) && this.migrated;
+  // ready, and a /readyz 200 in between would send a write that still answers 503 "not migrated yet". Checked
+  // first, so a replica still migrating (or waiting for another's migration lock) answers without a query.
+  // Ready means a write can commit: migrated, and the pool's sessions not read-only (src/db/postgres-health.ts).
+  readonly readiness = async (): Promise<boolean> => {
+    if (!this.migrated || !(await isPostgresMigrated(this.pool, this.migrations))) return false;
+    await assertWritable(this.pool);
+    return true;
+  };
 
   readonly open = async (): Promise<void> => {
     try {

@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
 import { bucketsOf, family, scrape, valueOf, type Scrape } from '../helpers/metrics';
-import { pause, sustainedOverload } from '../helpers/event-loop';
+import { pause } from '../helpers/event-loop';
 import { aNewPlant } from '../helpers/plants';
+import { lockPlants } from '../helpers/store-lock';
 import { bearer, defaultStore, dropTable, postPlant, startTestApp, type TestApp } from '../helpers/test-app';
 import { appForAll } from '../helpers/fixtures';
 
@@ -152,13 +153,15 @@ describe('metrics for refusals and store faults', () => {
     expect(valueOf(scraped, 'plants_error_responses_total', { code: '42901', cause: 'rate_limited' })).toBe(1);
   });
 
-  it('when the event loop stayed late, then the shed request is counted as shed', async () => {
-    const app = await startTestApp({ METRICS_PORT: '9464', LOAD_SHED_LAG_MS: '300' });
-    const overload = sustainedOverload(400);
+  it('when 64 creates queue on a locked store, then the shed request is counted as shed', async () => {
+    const app = await startTestApp({ METRICS_PORT: '9464', LOAD_SHED_LAG_MS: '300', DATABASE_BUSY_TIMEOUT_MS: '10000', DATABASE_STATEMENT_TIMEOUT_MS: '10000', DATABASE_CONNECT_TIMEOUT_MS: '9000' });
+    const lock = await lockPlants(app);
+    const queued = Promise.all(Array.from({ length: 64 }, () => postPlant(app, aNewPlant())));
     await pause(2000);
 
     const status = (await postPlant(app, aNewPlant())).status;
-    overload.stop();
+    await lock.release();
+    await queued;
     const scraped = await scrapeSettled(app);
     await app.close();
 

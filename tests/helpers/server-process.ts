@@ -28,6 +28,7 @@ export async function startServer(
     expectListening?: boolean;
     cwd?: string;
     nodeArgs?: string[];
+    waitForMigrations?: boolean;
     /** `ulimit -n` for the process: its open descriptors at most. */
     fdLimit?: number;
   } = {},
@@ -101,6 +102,10 @@ export async function startServer(
   if (options.expectListening !== false) {
     const listening = await waitForLine((line) => line.msg === 'listening');
     url = `http://127.0.0.1:${String(listening.port)}`;
+    // PostgreSQL migrates after listening (SQLite before): by default, resolve once that run has an outcome.
+    if (options.waitForMigrations !== false && env.DATABASE_URL?.startsWith('postgres')) {
+      await waitForLine((line) => line.msg === 'database ready' || line.msg === 'PostgreSQL cannot be reached; starting unready and retrying');
+    }
   }
   return {
     child,

@@ -1,7 +1,9 @@
 import net from 'node:net';
 import { rawRequest } from '../helpers/raw-request';
+import { aNewPlant } from '../helpers/plants';
 import { startServer } from '../helpers/server-process';
 import { sleep } from '../helpers/common';
+import { TOKEN } from '../helpers/test-app';
 
 function connect(url: string): Promise<net.Socket> {
   const { port } = new URL(url);
@@ -61,10 +63,48 @@ describe('the drain does not wait for clients with nothing to wait for', () => {
   });
 });
 
+/** A keep-alive connection that has had one answer and now sits idle. */
+async function idleKeepAlive(url: string): Promise<net.Socket> {
+  const socket = await connect(url);
+  socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+  await new Promise((resolve) => socket.once('data', resolve));
+  return socket;
+}
+
+/** A connection with a create in progress: its body is half sent. */
+async function busy(url: string): Promise<net.Socket> {
+  const socket = await connect(url);
+  socket.write(`POST /plants HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"id": 1,`);
+  return socket;
+}
+
+const create = (url: string) =>
+  rawRequest(url, { headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${TOKEN}` }, body: JSON.stringify(aNewPlant()) }).then(
+    (response) => response.status,
+    (error: NodeJS.ErrnoException) => error.code,
+  );
+
 describe('MAX_CONNECTIONS', () => {
-  it('when the cap is reached, then a new connection is closed unanswered, and /healthz answers again once one closes', async () => {
+  it('when the cap is filled with idle keep-alive connections, then a create is answered 200 and the longest-idle connection is the one closed', async () => {
     const server = await startServer({ MAX_CONNECTIONS: '3' });
-    const held = await Promise.all([connect(server.url), connect(server.url), connect(server.url)]);
+    const held: net.Socket[] = [];
+    for (let i = 0; i < 3; i += 1) held.push(await idleKeepAlive(server.url));
+    const outcomes = held.map((socket) => untilClosed(socket, 2500));
+    // Idle for more than the second below which a connection may only not have been read yet.
+    await sleep(1100);
+
+    const status = await create(server.url);
+    const closed = await Promise.all(outcomes);
+    for (const socket of held) socket.destroy();
+    await server.stop();
+
+    expect(status).toBe(200);
+    expect(closed.map((received) => received === 'still open')).toEqual([false, true, true]);
+  });
+
+  it('when every connection at the cap has a request in progress, then a new connection is closed unanswered, and /healthz answers again once one closes', async () => {
+    const server = await startServer({ MAX_CONNECTIONS: '3' });
+    const held = await Promise.all([busy(server.url), busy(server.url), busy(server.url)]);
     await sleep(100);
 
     const refused = await connect(server.url).then((socket) => untilClosed(socket, 2000));

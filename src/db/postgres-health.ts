@@ -1,0 +1,17 @@
+import { AppError } from '../errors';
+import type { PgPool } from './postgres';
+
+/**
+ * What /readyz asks PostgreSQL beyond the migrations: can a write commit on a session of the pool. One round
+ * trip that reads a setting and takes no lock, since orchestrators probe often. `transaction_read_only` is on
+ * for a session of a hot standby and under `default_transaction_read_only=on` (set for the server, the database
+ * or the role), the two ways a PostgreSQL that answers still refuses every write.
+ *
+ * A held lock on the plants table is not unreadiness: it is another session at work, shared by every replica,
+ * and taking them all out of rotation would turn a wait into an outage; writes wait for it at most
+ * DATABASE_STATEMENT_TIMEOUT_MS and then answer 503 with Retry-After. This check never waits for that lock.
+ */
+export async function assertWritable(pool: PgPool): Promise<void> {
+  const { rows } = await pool.query<{ read_only: string }>("SELECT current_setting('transaction_read_only') AS read_only");
+  if (rows[0]?.read_only === 'on') throw new AppError('store_unavailable', 'The store is read-only; it cannot take writes.');
+}

@@ -1,0 +1,156 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, createReadStream, openSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { aNewPlant } from '../helpers/plants';
+import { freePort } from '../helpers/ports';
+import { tempDataDir } from '../helpers/server-process';
+import { TOKEN } from '../helpers/test-app';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const MiB = 1024 * 1024;
+const LOG_BUFFER_LIMIT = 1 * MiB;
+const BLOCKED_MS = 60_000;
+const CONNECTIONS = 8;
+// Long enough (within Node's 16 KiB of headers) that even a slow machine logs several times the allowance below
+// in the minute: a buffer without a limit would break the bound.
+const LONG_PATH = `/nothing-here/${'x'.repeat(12_000)}`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+
+/**
+ * What a blocked stdout may cost, from src/logger.ts: sonic-boom keeps at most LOG_BUFFER_LIMIT bytes of lines
+ * (past it a line is dropped and counted) plus the one write in flight (maxWrite, 64 KiB). Each line is its own
+ * Buffer: a short one's bytes sit in Node's 8 KiB pool slabs (a slab lives while one line in it is held), a long
+ * one's in an allocation of its own, and its Uint8Array object on the V8 heap adds about a hundred bytes, under
+ * half of the shortest request line. So the lines held cost at most twice LOG_BUFFER_LIMIT; the rest of the allowance is how far two
+ * processes under the same traffic drift apart by GC timing alone (their heaps grow and shrink at different moments).
+ */
+const HELD_LINES = 2 * LOG_BUFFER_LIMIT + 64 * 1024;
+const GC_NOISE = 16 * MiB;
+
+/** The built server with stdout on a FIFO, read or not as the test says, and creates on CONNECTIONS keep-alive connections. */
+async function startUnderTraffic(name: string) {
+  const dir = tempDataDir();
+  const fifo = path.join(dir, 'stdout.fifo');
+  execFileSync('mkfifo', [fifo]);
+  // Opened read-write here so that the server's open does not wait for a reader, and never meets EPIPE.
+  const fd = openSync(fifo, 'r+');
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'server.js')], {
+    env: {
+      PATH: process.env.PATH,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      AUTH_TOKENS: TOKEN,
+      RATE_LIMIT_PER_MINUTE: '0',
+      LOAD_SHED_LAG_MS: '0',
+      METRICS_PORT: '0',
+      LOG_BUFFER_LIMIT: String(LOG_BUFFER_LIMIT),
+      DATABASE_URL: `file:${path.join(dir, `${name}.db`)}`,
+    },
+    stdio: ['ignore', fd, 'ignore'],
+  });
+  const pid = child.pid ?? 0;
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let logText = '';
+  const read = () =>
+    createReadStream(fifo, { encoding: 'utf8' }).on('data', (chunk) => {
+      logText += chunk as string;
+    });
+  let reader = read();
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const post = () =>
+    new Promise<number>((resolve) => {
+      const request = http.request(
+        { host: '127.0.0.1', port, path: '/plants', method: 'POST', agent, headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' } },
+        (response) => {
+          response.resume();
+          response.on('end', () => resolve(response.statusCode ?? 0));
+        },
+      );
+      request.on('error', () => resolve(0));
+      request.end(JSON.stringify(aNewPlant()));
+    });
+  while ((await post()) !== 200) await sleep(50);
+  let sending = true;
+  const statuses = new Map<number, number>();
+  const get = () =>
+    new Promise<number>((resolve) => {
+      http
+        .get({ host: '127.0.0.1', port, path: LONG_PATH, agent, headers: { Authorization: `Bearer ${TOKEN}` } }, (response) => {
+          response.resume();
+          response.on('end', () => resolve(response.statusCode ?? 0));
+        })
+        .on('error', () => resolve(0));
+    });
+  // A quarter of the connections create, the others ask for a long unknown path: each 404 logs a line of
+  // LONG_PATH's length, and costs no fsync, so a slow machine still logs many times the allowance in a minute.
+  const loops = Array.from({ length: CONNECTIONS }, async (_, index) => {
+    while (sending) {
+      const status = await (index % 4 === 0 ? post() : get());
+      statuses.set(status, (statuses.get(status) ?? 0) + 1);
+    }
+  });
+  let peak = 0;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, rssOf(pid));
+  }, 250);
+  return {
+    statuses,
+    log: () => logText,
+    /** The highest RSS since the last call. */
+    peakSinceLast: () => {
+      const value = Math.max(peak, rssOf(pid));
+      peak = 0;
+      return value;
+    },
+    block: () => reader.destroy(),
+    unblock: () => {
+      reader = read();
+    },
+    stop: async () => {
+      sending = false;
+      await Promise.all(loops);
+      clearInterval(sampler);
+      await post();
+      await sleep(1000);
+      child.kill('SIGTERM');
+      await exited;
+      reader.destroy();
+      agent.destroy();
+      closeSync(fd);
+    },
+  };
+}
+
+describe('memory while stdout is blocked', () => {
+  it('when nobody reads stdout for 60 s of creates, then RSS stays within twice LOG_BUFFER_LIMIT (plus GC noise) of a twin whose stdout is read', async () => {
+    // Two servers side by side under the same traffic, so the heap's own growth and the machine's pace fall on both.
+    const [read, blocked] = await Promise.all([startUnderTraffic('read'), startUnderTraffic('blocked')]);
+    await sleep(10_000);
+    read.peakSinceLast();
+    blocked.peakSinceLast();
+
+    blocked.block();
+    await sleep(BLOCKED_MS);
+    const peaks = { read: read.peakSinceLast(), blocked: blocked.peakSinceLast() };
+    blocked.unblock();
+    for (const until = performance.now() + 10_000; !blocked.log().includes('dropped lines past the log buffer') && performance.now() < until; ) await sleep(100);
+    await Promise.all([read.stop(), blocked.stop()]);
+    const longLines = blocked.statuses.get(404) ?? 0;
+    process.stdout.write(
+      `blocked stdout: peak RSS ${(peaks.read / MiB).toFixed(1)} MiB read, ${(peaks.blocked / MiB).toFixed(1)} MiB blocked; ` +
+        `${blocked.statuses.get(200) ?? 0} creates and ${longLines} long lines on the blocked one\n`,
+    );
+
+    expect([...read.statuses.keys()].sort()).toEqual([200, 404]);
+    expect([...blocked.statuses.keys()].sort()).toEqual([200, 404]);
+    // What the blocked one logged in all, most of it while blocked: more than the allowance, so the bound bites.
+    expect(longLines * LONG_PATH.length).toBeGreaterThan(HELD_LINES + GC_NOISE);
+    // The buffer did fill (lines were dropped), so the bound was reached, not merely never approached.
+    expect(blocked.log()).toContain('dropped lines past the log buffer');
+    expect(peaks.blocked).toBeLessThanOrEqual(peaks.read + HELD_LINES + GC_NOISE);
+  }, 150_000);
+});
