@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
 import {
   byteSize,
   databaseUrl,
+  duration,
   integer,
   jwksUrl,
   list,
@@ -63,6 +65,9 @@ const envSchema = z.object({
   WEBHOOK_RETENTION_HOURS: integer(1, 24 * 365).prefault('72'),
   WEBHOOK_CONNECTIONS: integer(1, 256).prefault('64'),
   MAX_CONNECTIONS: integer(1, 1_000_000).prefault('1000'),
+  BACKUP_DIR: z.string().optional(),
+  BACKUP_INTERVAL: duration(1000, 7 * 24 * 3_600_000).prefault('1h'),
+  BACKUP_KEEP: integer(1, 10_000).prefault('24'),
 });
 
 /** Every variable the service reads; `.env.example` lists the same set (checked by a test). */
@@ -103,7 +108,11 @@ export type Config = Readonly<{
   docsEnabled: boolean;
   webhooks: WebhookConfig | undefined;
   maxConnections: number;
+  backup: BackupConfig | undefined;
 }>;
+
+/** The service's own backups of its SQLite store; undefined when BACKUP_DIR is not set. */
+export type BackupConfig = Readonly<{ dir: string; intervalMs: number; keep: number }>;
 
 /** Subscribers and how to reach them; undefined when no webhook is configured. */
 export type WebhookConfig = Readonly<{
@@ -193,6 +202,15 @@ function resolveWebhooks(env: z.infer<typeof envSchema>): WebhookConfig | undefi
   });
 }
 
+function resolveBackup(env: z.infer<typeof envSchema>): BackupConfig | undefined {
+  if (env.BACKUP_DIR === undefined) return undefined;
+  // PostgreSQL is backed up by its own tools (pg_dump, base backups); a file copy of it is not a backup.
+  if (env.DATABASE_URL.dialect === 'postgres') {
+    throw new ConfigError('BACKUP_DIR: the service backs up its SQLite store only; with PostgreSQL unset it and use pg_dump (docs/backups.md)');
+  }
+  return Object.freeze({ dir: path.resolve(env.BACKUP_DIR), intervalMs: env.BACKUP_INTERVAL, keep: env.BACKUP_KEEP });
+}
+
 export function generateToken(): string {
   return randomBytes(32).toString('base64url');
 }
@@ -254,5 +272,6 @@ export function loadConfig(
     docsEnabled: env.DOCS_ENABLED,
     webhooks: resolveWebhooks(env),
     maxConnections: env.MAX_CONNECTIONS,
+    backup: resolveBackup(env),
   });
 }

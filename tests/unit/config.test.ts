@@ -48,6 +48,7 @@ describe('loadConfig', () => {
       docsEnabled: true,
       webhooks: undefined,
       maxConnections: 1000,
+      backup: undefined,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
