@@ -37,6 +37,18 @@ async function start(config: Config, logger: Logger): Promise<void> {
   const metrics = metricsModule?.createMetrics();
   const store = createStore(config, logger, { observer: metrics?.store, webhookObserver: metrics?.webhooks });
   await store.open();
+  // Scheduled backups of the SQLite store (BACKUP_DIR); loaded only when configured.
+  const backups =
+    config.backup === undefined || config.database.dialect !== 'sqlite'
+      ? undefined
+      : // eslint-disable-next-line @typescript-eslint/no-require-imports
+        new (require('./backup/scheduler') as typeof import('./backup/scheduler')).BackupScheduler(
+          config.database.path,
+          config.backup,
+          config.databaseBusyTimeoutMs,
+          logger,
+          metrics?.backups,
+        );
   const shared = config.redisUrl === undefined ? undefined : redisModule?.createSharedRateLimit(config.redisUrl, config.redisKeyPrefix, logger);
 
   const lifecycle: Lifecycle = { shuttingDown: false };
@@ -85,6 +97,7 @@ async function start(config: Config, logger: Logger): Promise<void> {
     stopTokenRotation = startTokenRotation(tokens, logger);
     store.start();
     store.webhooks?.start();
+    backups?.start();
   });
   let metricsServer: MetricsServer | undefined;
   if (metrics !== undefined && metricsModule !== undefined) {
@@ -110,6 +123,8 @@ async function start(config: Config, logger: Logger): Promise<void> {
     const closeIdle = setInterval(() => server.closeIdleConnections(), 50);
     // Webhook attempts in flight get the same drain time; their outcomes are written before the database closes.
     const webhooksStopped = store.webhooks?.stop(config.shutdownTimeoutMs) ?? Promise.resolve();
+    // A backup in progress stops at its next step and removes its temporary file.
+    const backupsStopped = backups?.stop() ?? Promise.resolve();
     let finishing = false;
     const finish = (code: number) => {
       if (finishing) return;
@@ -121,7 +136,7 @@ async function start(config: Config, logger: Logger): Promise<void> {
         logger.info({ code }, 'stopped');
         exitAfterLogFlush(logger, code);
       };
-      webhooksStopped
+      Promise.all([webhooksStopped, backupsStopped])
         .then(() => Promise.all([store.close(), shared?.close()]))
         .then(stopped, (err: unknown) => {
           logger.warn({ err }, 'closing the store or Redis failed');

@@ -27,6 +27,7 @@ export class BackupScheduler {
   private running: Promise<unknown> | undefined;
   private abort = new AbortController();
   private stopped = false;
+  private announced = false;
 
   constructor(
     private readonly store: string,
@@ -40,6 +41,10 @@ export class BackupScheduler {
   /** The first backup comes one interval after start: a process restarting in a loop does not rotate good backups out. */
   start(): void {
     if (this.stopped || this.timer !== undefined) return;
+    if (!this.announced) {
+      this.announced = true;
+      this.logger.info({ dir: this.schedule.dir, intervalMs: this.schedule.intervalMs, keep: this.schedule.keep }, 'backups scheduled');
+    }
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.running = this.runOnce().finally(() => {
