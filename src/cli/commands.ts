@@ -1,5 +1,6 @@
 /** The plant-store commands: each a summary, its options (all strings) and what it does. */
 import { once } from 'node:events';
+import os from 'node:os';
 import { backupStore, BackupError, exportPostgres, exportSqlite, importPostgres, importSqlite, readLines, restoreStore } from '../backup';
 import type { ImportResult, PlantExport } from '../backup';
 import type { DatabaseTarget } from '../config/fields';
@@ -45,6 +46,15 @@ function runImport(target: DatabaseTarget, config: CliConfig, lines: AsyncIterab
 
 const say = (text: string) => process.stdout.write(`${text}\n`);
 
+/** A command reading beside a live service yields the CPU to it: nice 10, as `nice plant-store …` would. */
+function yieldToService(): void {
+  try {
+    os.setPriority(10);
+  } catch {
+    // Not permitted here (a container without the capability to renice): run at normal priority.
+  }
+}
+
 export const COMMANDS: Record<string, Command> = {
   backup: {
     summary: 'an online, checked copy of the SQLite store, with its sidecar',
@@ -58,6 +68,7 @@ export const COMMANDS: Record<string, Command> = {
     run: async (values) => {
       const to = required(values, 'to');
       const config = configOf(values);
+      yieldToService();
       const result = await backupStore(sqlitePath(config.database, 'backup'), to, { pagesPerStep: COMMAND_PAGES_PER_STEP, busyTimeoutMs: config.busyTimeoutMs });
       for (const name of result.removedTemporaries) say(`removed ${name}, left by a backup that did not finish`);
       say(
@@ -93,6 +104,7 @@ export const COMMANDS: Record<string, Command> = {
     options: { database: DATABASE },
     run: async (values) => {
       const config = configOf(values);
+      yieldToService();
       const source = await openExport(config.database, config);
       let lines = 0;
       for await (const chunk of source.chunks()) {
