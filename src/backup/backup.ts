@@ -7,10 +7,9 @@ import { existsSync } from 'node:fs';
 import { rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { loadMigrations } from '../db/migrate';
 import { fsyncPath, removeStaleTemporaries, removeWithCompanions, sha256File, temporaryName } from './files';
 import { sidecarPath, writeSidecar } from './sidecar';
-import { BackupError, inspectStoreFile } from './store-file';
+import { BackupError, inspectStoreFileAside } from './store-file';
 
 export type BackupOptions = {
   /**
@@ -21,7 +20,7 @@ export type BackupOptions = {
   pagesPerStep: number;
   /** How long opening the source may wait on a lock before failing (the same setting as the service's). */
   busyTimeoutMs: number;
-  /** Checked between steps: an aborted backup stops, removes its temporary file and rejects. */
+  /** Checked between steps and phases: an aborted backup stops, removes its temporary file and rejects. */
   signal?: AbortSignal;
   now?: () => Date;
 };
@@ -51,9 +50,11 @@ export async function backupStore(source: string, target: string, options: Backu
   const temp = temporaryName(dir, path.basename(file));
   try {
     await copySnapshot(source, temp, options);
-    const facts = inspectStoreFile(temp, loadMigrations(), `the copy of ${source}`);
+    throwIfStopped(options.signal);
+    const facts = await inspectStoreFileAside(temp, `the copy of ${source}`);
     await fsyncPath(temp);
     const [{ size }, sha256] = await Promise.all([stat(temp), sha256File(temp)]);
+    throwIfStopped(options.signal);
     const createdAt = now().toISOString();
     const sidecar = await writeSidecar(file, { sha256, bytes: size, plants: facts.plants, migration: facts.migration, createdAt, source });
     await rename(temp, file);
@@ -65,6 +66,10 @@ export async function backupStore(source: string, target: string, options: Backu
     if (!existsSync(file)) await removeWithCompanions(sidecarPath(file)).catch(() => undefined);
     throw error;
   }
+}
+
+function throwIfStopped(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new BackupError('the backup was stopped (the service is shutting down)');
 }
 
 /**
@@ -81,7 +86,7 @@ async function copySnapshot(source: string, temp: string, options: BackupOptions
     db.prepare('SELECT count(*) FROM sqlite_schema').get();
     await db.backup(temp, {
       progress: () => {
-        if (options.signal?.aborted) throw new BackupError('the backup was stopped (the service is shutting down)');
+        throwIfStopped(options.signal);
         return options.pagesPerStep;
       },
     });

@@ -82,6 +82,11 @@ export class BackupScheduler {
       this.observer?.succeeded({ bytes: result.bytes, seconds: result.seconds, finishedAt: this.now() });
       return result;
     } catch (err) {
+      // Stopped by the drain: not a failure of the backup, and nothing of it is left.
+      if (this.stopped) {
+        this.logger.info({ file }, 'backup stopped: the service is shutting down');
+        return undefined;
+      }
       this.logger.error({ err, file }, `backup failed: ${(err as Error).message}`);
       this.observer?.failed((performance.now() - started) / 1000);
       return undefined;

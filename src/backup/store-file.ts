@@ -3,6 +3,8 @@
  * records against this build's, and its plant count. Used on a backup before it gets its final name and on a
  * file before a restore puts it in place; it opens only private copies, never a file a service has open.
  */
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { MigrationError, pendingMigrations, type Migration } from '../db/migrations';
 
@@ -59,4 +61,23 @@ export function inspectStoreFile(file: string, migrations: readonly Migration[],
   } finally {
     db.close();
   }
+}
+
+type WorkerAnswer = { ok: true; facts: StoreFacts } | { ok: false; message: string; refusal: boolean };
+
+/** inspectStoreFile on a worker thread (inspect.worker.ts), so the thread that asks stays free to serve. */
+export function inspectStoreFileAside(file: string, label: string): Promise<StoreFacts> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(path.join(__dirname, 'inspect.worker.js'), { workerData: { file, label } });
+    let answered = false;
+    worker.once('message', (answer: WorkerAnswer) => {
+      answered = true;
+      if (answer.ok) resolve(answer.facts);
+      else reject(answer.refusal ? new BackupError(answer.message) : new Error(answer.message));
+    });
+    worker.once('error', reject);
+    worker.once('exit', (code) => {
+      if (!answered) reject(new Error(`the check of ${label} ended without an answer (worker exit ${code})`));
+    });
+  });
 }

@@ -120,4 +120,20 @@ describe('scheduled backups (BACKUP_DIR)', () => {
       execFileSync('umount', [disk]);
     }
   }, 90_000);
+
+  it('when SIGTERM comes during a backup, then the backup stops at its next step, leaves no file, and the service exits 0', async () => {
+    const dir = tempDataDir();
+    const backups = path.join(dir, 'backups');
+    mkdirSync(backups);
+    seedStore(path.join(dir, 'plants.db'), 1_000_000);
+    const server = await startServer({ DATABASE_URL: `file:${path.join(dir, 'plants.db')}`, BACKUP_DIR: backups, BACKUP_INTERVAL: '1s' });
+    await until(() => readdirSync(backups).some((name) => name.startsWith('.plant-store-tmp-')), 30_000);
+
+    const { code } = await server.stop('SIGTERM');
+
+    expect(code).toBe(0);
+    expect(server.lines.find((line) => line.msg === 'backup stopped: the service is shutting down')).toMatchObject({ level: 30 });
+    expect(failed(server)).toEqual([]);
+    expect(readdirSync(backups)).toEqual([]);
+  }, 120_000);
 });
