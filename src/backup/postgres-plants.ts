@@ -55,18 +55,15 @@ export async function exportPostgres(options: PostgresOptions): Promise<PlantExp
 
 type Pending = { plant: NewPlant; line: number };
 
-// The first line of the page whose id is stored with other fields: earlier pages are already in the table.
-const CONFLICT_SQL = `
-  SELECT i.line, p.name, p.tag
-  FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[]) AS i(id, name, tag, line)
-  JOIN plants p ON p.id = i.id
-  WHERE p.name <> i.name OR p.tag IS DISTINCT FROM i.tag
-  ORDER BY i.line
-  LIMIT 1`;
+// A page in one statement; the ids that were not inserted were stored already and are compared next.
 const INSERT_SQL = `
   INSERT INTO plants (id, name, tag)
   SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
-  ON CONFLICT (id) DO NOTHING`;
+  ON CONFLICT (id) DO NOTHING
+  RETURNING id`;
+const STORED_SQL = 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])';
+
+const differs = (plant: NewPlant, stored: { name: string; tag: string | null }) => stored.name !== plant.name || stored.tag !== (plant.tag ?? null);
 
 export async function importPostgres(options: PostgresOptions, lines: AsyncIterable<[string, number]>): Promise<ImportResult> {
   await migratePostgres(options, loadPostgresMigrations());
@@ -74,54 +71,67 @@ export async function importPostgres(options: PostgresOptions, lines: AsyncItera
   let read = 0;
   let inserted = 0;
   const flush = async (page: Pending[]): Promise<void> => {
-    // Ids repeated within the page: the table cannot tell them apart yet, so they are compared here.
+    if (page.length === 0) return;
+    // Ids repeated within the page: the statement cannot tell them apart, so they are compared here.
     const firstOfId = new Map<bigint, Pending>();
     const unique: Pending[] = [];
-    let repeated: { entry: Pending; earlier: Pending } | undefined;
+    let faults: { entry: Pending; stored: { name: string; tag: string | null } }[] = [];
     for (const entry of page) {
       const earlier = firstOfId.get(entry.plant.id);
       if (earlier === undefined) {
         firstOfId.set(entry.plant.id, entry);
         unique.push(entry);
-      } else if (repeated === undefined && (earlier.plant.name !== entry.plant.name || (earlier.plant.tag ?? null) !== (entry.plant.tag ?? null))) {
-        repeated = { entry, earlier };
+      } else if (faults.length === 0 && differs(entry.plant, { name: earlier.plant.name, tag: earlier.plant.tag ?? null })) {
+        faults.push({ entry, stored: { name: earlier.plant.name, tag: earlier.plant.tag ?? null } });
       }
     }
     const ids = unique.map((entry) => entry.plant.id.toString());
-    const names = unique.map((entry) => entry.plant.name);
-    const tags = unique.map((entry) => entry.plant.tag ?? null);
-    const conflict = await client.query<{ line: number; name: string; tag: string | null }>(CONFLICT_SQL, [ids, names, tags, unique.map((entry) => entry.line)]);
-    const found = conflict.rows[0];
+    const created = await client.query<{ id: bigint }>(INSERT_SQL, [ids, unique.map((entry) => entry.plant.name), unique.map((entry) => entry.plant.tag ?? null)]);
+    inserted += created.rows.length;
+    const createdIds = new Set(created.rows.map((row) => row.id));
+    const already = unique.filter((entry) => !createdIds.has(entry.plant.id));
+    if (already.length > 0) {
+      const stored = await client.query<PlantRow>(STORED_SQL, [already.map((entry) => entry.plant.id.toString())]);
+      const byId = new Map(stored.rows.map((row) => [row.id, row]));
+      const first = already.find((entry) => {
+        const row = byId.get(entry.plant.id);
+        return row !== undefined && differs(entry.plant, row);
+      });
+      if (first !== undefined) faults.push({ entry: first, stored: byId.get(first.plant.id) as PlantRow });
+    }
     // The earliest faulty line of the page, whether it differs from the table or from a line above it.
-    if (found !== undefined && (repeated === undefined || found.line < repeated.entry.line)) {
-      const entry = unique.find((candidate) => candidate.line === found.line) as Pending;
-      throw new ImportError(conflictMessage(entry.line, entry.plant, found));
-    }
-    if (repeated !== undefined) {
-      const { entry, earlier } = repeated;
-      throw new ImportError(conflictMessage(entry.line, entry.plant, { name: earlier.plant.name, tag: earlier.plant.tag ?? null }));
-    }
-    inserted += (await client.query(INSERT_SQL, [ids, names, tags])).rowCount ?? 0;
+    faults = faults.sort((x, y) => x.entry.line - y.entry.line);
+    const fault = faults[0];
+    if (fault !== undefined) throw new ImportError(conflictMessage(fault.entry.line, fault.entry.plant, fault.stored));
   };
   try {
     await client.query('BEGIN');
     const count = async () => Number((await client.query<{ n: bigint }>('SELECT count(*) AS n FROM plants')).rows[0]?.n ?? 0n);
     const before = await count();
     let page: Pending[] = [];
-    try {
-      for await (const [text, line] of lines) {
-        page.push({ plant: parsePlantLine(text, line), line });
-        read += 1;
-        if (page.length === PAGE_ROWS) {
-          await flush(page);
-          page = [];
-        }
+    // One page in flight while the next is parsed: PostgreSQL's work and ours overlap.
+    let flushing: Promise<void> = Promise.resolve();
+    for await (const [text, line] of lines) {
+      let plant: NewPlant;
+      try {
+        plant = parsePlantLine(text, line);
+      } catch (error) {
+        // A conflict on an earlier line is the first fault, not this one.
+        await flushing;
+        await flush(page);
+        throw error;
       }
-    } catch (error) {
-      // A malformed line stops the import, but a conflict on an earlier line of the page is the first fault.
-      if (error instanceof ImportError && page.length > 0) await flush(page);
-      throw error;
+      page.push({ plant, line });
+      read += 1;
+      if (page.length === PAGE_ROWS) {
+        await flushing;
+        flushing = flush(page);
+        // Handled where it is awaited; this only keeps a rejection meanwhile from counting as unhandled.
+        flushing.catch(() => undefined);
+        page = [];
+      }
     }
+    await flushing;
     await flush(page);
     const after = await count();
     if (after !== before + inserted) throw new ImportError(`PostgreSQL holds ${after} plants after the import, expected ${before + inserted}; nothing was imported`);

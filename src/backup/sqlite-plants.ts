@@ -47,7 +47,13 @@ export function exportSqlite(file: string, busyTimeoutMs: number): PlantExport {
 
 export async function importSqlite(file: string, lines: AsyncIterable<[string, number]>, busyTimeoutMs: number): Promise<ImportResult> {
   const existed = existsSync(file);
-  if (!existed) refuseLostStore(file);
+  if (!existed) {
+    try {
+      refuseLostStore(file);
+    } catch (error) {
+      throw new BackupError((error as Error).message);
+    }
+  }
   const db = openDatabase(file, { busyTimeoutMs });
   try {
     // One write transaction from the first migration to the last plant: a failure anywhere leaves the file as it was.
