@@ -4,10 +4,10 @@
  * `plant-store backup` and by the service's scheduled backups. It must never write to the source store.
  */
 import { existsSync } from 'node:fs';
-import { rename, stat } from 'node:fs/promises';
+import { rename } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { fsyncPath, removeStaleTemporaries, removeWithCompanions, sha256File, temporaryName } from './files';
+import { fsyncPath, removeStaleTemporaries, removeWithCompanions, temporaryName } from './files';
 import { sidecarPath, writeSidecar } from './sidecar';
 import { BackupError, inspectStoreFileAside } from './store-file';
 
@@ -51,15 +51,14 @@ export async function backupStore(source: string, target: string, options: Backu
   try {
     await copySnapshot(source, temp, options);
     throwIfStopped(options.signal);
-    const facts = await inspectStoreFileAside(temp, `the copy of ${source}`);
+    const { plants, migration, sha256, bytes } = await inspectStoreFileAside(temp, `the copy of ${source}`);
     await fsyncPath(temp);
-    const [{ size }, sha256] = await Promise.all([stat(temp), sha256File(temp)]);
     throwIfStopped(options.signal);
     const createdAt = now().toISOString();
-    const sidecar = await writeSidecar(file, { sha256, bytes: size, plants: facts.plants, migration: facts.migration, createdAt, source });
+    const sidecar = await writeSidecar(file, { sha256, bytes, plants, migration, createdAt, source });
     await rename(temp, file);
     await fsyncPath(dir);
-    return { file, sidecar, bytes: size, ...facts, sha256, seconds: (performance.now() - started) / 1000, removedTemporaries };
+    return { file, sidecar, bytes, plants, migration, sha256, seconds: (performance.now() - started) / 1000, removedTemporaries };
   } catch (error) {
     await removeWithCompanions(temp).catch(() => undefined);
     // A sidecar whose backup never got its name would describe nothing.

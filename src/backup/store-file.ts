@@ -63,10 +63,12 @@ export function inspectStoreFile(file: string, migrations: readonly Migration[],
   }
 }
 
-type WorkerAnswer = { ok: true; facts: StoreFacts } | { ok: false; message: string; refusal: boolean };
+export type CheckedFile = StoreFacts & { sha256: string; bytes: number };
 
-/** inspectStoreFile on a worker thread (inspect.worker.ts), so the thread that asks stays free to serve. */
-export function inspectStoreFileAside(file: string, label: string): Promise<StoreFacts> {
+type WorkerAnswer = { ok: true; facts: CheckedFile } | { ok: false; message: string; refusal: boolean };
+
+/** inspectStoreFile and the file's SHA-256 on a worker thread (inspect.worker.ts), so the thread that asks stays free to serve. */
+export function inspectStoreFileAside(file: string, label: string): Promise<CheckedFile> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(path.join(__dirname, 'inspect.worker.js'), { workerData: { file, label } });
     let answered = false;
