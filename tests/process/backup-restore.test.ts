@@ -34,7 +34,8 @@ describe('plant-store backup and restore', () => {
     let before: Set<number>;
     let duringBackup: number;
     try {
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Creates are flowing (some acknowledged) before the backup starts, however slow the machine.
+      for (let waited = 0; acknowledged.length < 20 && waited < 20_000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
       before = new Set(acknowledged);
       const ackedBeforeCount = acknowledged.length;
       run = await runCli(['backup', '--to', path.join(dir, 'b.db')], { DATABASE_URL: `file:${store}` });
