@@ -1,9 +1,9 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
 import { AppError } from '../errors';
-import type { TraceContext } from '../http/trace-context';
+import { localsOf } from '../request-locals';
 import type { PlantService } from './plant.service';
-import { listQuerySchema, newPlantSchema, plantIdParamSchema } from './plant.schemas';
+import { listQuerySchema, newPlantSchema, plantIdParamSchema, type ListQuery } from './plant.schemas';
 
 const describe = (error: z.ZodError) =>
   error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ');
@@ -23,7 +23,7 @@ function sendPlants(res: Response, json: string): void {
  * RFC 8288 next link, as a path-absolute reference built from the path this request came in on, so it
  * resolves against whatever scheme and host the client used (a proxy in front included).
  */
-function nextLink(req: Request, query: { limit: number; tag?: string }, after: bigint): string {
+function nextLink(req: Request, query: Pick<ListQuery, 'limit' | 'tag'>, after: bigint): string {
   const url = req.originalUrl;
   const end = url.indexOf('?');
   const path = end === -1 ? url : url.slice(0, end);
@@ -37,7 +37,7 @@ export class PlantController {
   create = async (req: Request, res: Response): Promise<void> => {
     const parsed = newPlantSchema.safeParse(req.body);
     if (!parsed.success) throw new AppError('invalid_field', describe(parsed.error));
-    const trace = res.locals.trace as TraceContext | undefined;
+    const { trace } = localsOf(res);
     const plant = await this.service.create(parsed.data, trace === undefined ? undefined : { trace });
     // The Plant body: name and tag as stored, tag left out when absent, never the id.
     res.set('Cache-Control', 'no-store').json(plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag });
