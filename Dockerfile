@@ -27,8 +27,11 @@ RUN npm run build && rm -f dist/.tsbuildinfo
 
 FROM ${BASE_IMAGE} AS runtime
 # tini is PID 1: it forwards SIGTERM to node and reaps children, so `docker stop` drains instead of waiting.
+# plant-store (backup, restore, export, import, copy; docs/backups.md) on the PATH; /backups owned by node, so a
+# named volume mounted there starts writable.
 RUN apt-get update && apt-get install -y --no-install-recommends tini && apt-get clean && rm -rf /var/lib/apt/lists/* \
-  && mkdir -p /data && chown node:node /data
+  && mkdir -p /data /backups && chown node:node /data /backups \
+  && printf '#!/bin/sh\nexec node /app/dist/cli/plant-store.js "$@"\n' > /usr/local/bin/plant-store && chmod 755 /usr/local/bin/plant-store
 WORKDIR /app
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \

@@ -14,6 +14,7 @@ import { jwtSection } from './jwt.section';
 import { ROOT, work, type SectionResult } from './lib';
 import { webhooksSection } from './webhooks.section';
 import { postgresSection } from './postgres.section';
+import { backupSection } from './backup.section';
 
 // Add a section here: its name (for BENCH_ONLY) and the function that measures it.
 const SECTIONS: Record<string, () => Promise<SectionResult>> = {
@@ -24,6 +25,7 @@ const SECTIONS: Record<string, () => Promise<SectionResult>> = {
   webhooks: webhooksSection,
   postgres: postgresSection,
   overload: overloadSection,
+  backup: backupSection,
 };
 
 async function main(): Promise<void> {

@@ -85,6 +85,18 @@ export async function startService(config: Config, logger: Logger, options: Serv
     throw err;
   }
   const shared = config.redisUrl === undefined ? undefined : redisModule?.createSharedRateLimit(config.redisUrl, config.redisKeyPrefix, logger);
+  // Scheduled backups of the SQLite store (BACKUP_DIR); loaded only when configured.
+  const backups =
+    config.backup === undefined || config.database.dialect !== 'sqlite'
+      ? undefined
+      : // eslint-disable-next-line @typescript-eslint/no-require-imports
+        new (require('./backup/scheduler') as typeof import('./backup/scheduler')).BackupScheduler(
+          config.database.path,
+          config.backup,
+          config.databaseBusyTimeoutMs,
+          logger,
+          metrics?.backups,
+        );
 
   const lifecycle: Lifecycle = { shuttingDown: false };
   const app = createApp({
@@ -136,6 +148,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
   const stopTokenRotation = startTokenRotation(tokens, logger);
   store.start();
   store.webhooks?.start();
+  backups?.start();
 
   let drained: Promise<number> | undefined;
   const drain = (signal?: NodeJS.Signals): Promise<number> => {
@@ -152,6 +165,8 @@ export async function startService(config: Config, logger: Logger, options: Serv
       const closeIdle = setInterval(() => server.closeIdleConnections(), 50);
       // Webhook attempts in flight get the same drain time; their outcomes are written before the database closes.
       const webhooksStopped = opened.webhooks?.stop(config.shutdownTimeoutMs) ?? Promise.resolve();
+      // A backup in progress stops at its next step and removes its temporary file.
+      const backupsStopped = backups?.stop() ?? Promise.resolve();
       let finishing = false;
       const finish = (code: number) => {
         if (finishing) return;
@@ -163,7 +178,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
           logger.info({ code }, 'stopped');
           resolve(code);
         };
-        webhooksStopped
+        Promise.all([webhooksStopped, backupsStopped])
           .then(() => Promise.all([opened.close(), shared?.close()]))
           .then(stopped, (err: unknown) => {
             logger.warn({ err }, 'closing the store or Redis failed');

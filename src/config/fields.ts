@@ -113,6 +113,17 @@ export const webhookSecrets = z
   );
 
 const DURATION_UNITS_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** One duration with its unit (ms, s, m or h), e.g. 1h or 30m, in milliseconds from min to max. */
+export const duration = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+(ms|s|m|h)$/, 'must be a whole number with ms, s, m or h (e.g. 1h, 30m)')
+    .transform((value) => {
+      const [, digits = '0', unit = 'ms'] = /^(\d+)(ms|s|m|h)$/.exec(value) ?? [];
+      return Number(digits) * (DURATION_UNITS_MS[unit] ?? 1);
+    })
+    .pipe(z.number().int().min(min, `must be at least ${min} ms`).max(max, `must be at most ${max} ms`));
 // The delays before each retry, e.g. 5s,5m,30m,2h: one attempt at once, then one after each delay.
 export const retrySchedule = list.pipe(
   z

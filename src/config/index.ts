@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
 import {
   byteSize,
   databaseUrl,
+  duration,
   integer,
   jwksUrl,
   list,
@@ -145,6 +147,15 @@ const envSchema = z.object({
   MAX_CONNECTIONS: integer(1, 1_000_000).prefault('1000').describe(
     'Open connections at most. At the cap a new connection replaces the longest-idle one (no request in progress for a second or more); only when there is none is the new one closed on accept, before a byte is read. The default fits the usual open-file limit of 1024 with room for the database, the log and Node\'s own descriptors.',
   ),
+  BACKUP_DIR: z.string().optional().describe(
+    'Directory of the backups the service takes of its SQLite store (docs/backups.md): every `BACKUP_INTERVAL` a checked copy `plants-<time>.db` with its `.meta.json` sidecar. Unset: none (`plant-store backup` still works). Refused with a PostgreSQL `DATABASE_URL`: use `pg_dump`.',
+  ),
+  BACKUP_INTERVAL: duration(1000, 7 * 24 * 3_600_000).prefault('1h').describe(
+    'Time between two scheduled backups, a whole number with `ms`, `s`, `m` or `h`, at least 1 s; the first comes one interval after start.',
+  ),
+  BACKUP_KEEP: integer(1, 10_000).prefault('24').describe(
+    'Scheduled backups kept in `BACKUP_DIR`; older ones are removed with their sidecars after each new one.',
+  ),
 });
 
 /** Every variable the service reads; `.env.example` lists the same set (checked by a test). */
@@ -204,7 +215,11 @@ export type Config = Readonly<{
   docsEnabled: boolean;
   webhooks: WebhookConfig | undefined;
   maxConnections: number;
+  backup: BackupConfig | undefined;
 }>;
+
+/** The service's own backups of its SQLite store; undefined when BACKUP_DIR is not set. */
+export type BackupConfig = Readonly<{ dir: string; intervalMs: number; keep: number }>;
 
 /** A subscriber's URL, parsed once here: `url` names it in the outbox and the logs, the rest is where to send. */
 export type WebhookSubscriber = Readonly<{ url: string; origin: string; host: string; path: string }>;
@@ -306,6 +321,15 @@ function resolveWebhooks(env: z.infer<typeof envSchema>): WebhookConfig | undefi
   });
 }
 
+function resolveBackup(env: z.infer<typeof envSchema>): BackupConfig | undefined {
+  if (env.BACKUP_DIR === undefined) return undefined;
+  // PostgreSQL is backed up by its own tools (pg_dump, base backups); a file copy of it is not a backup.
+  if (env.DATABASE_URL.dialect === 'postgres') {
+    throw new ConfigError('BACKUP_DIR: the service backs up its SQLite store only; with PostgreSQL unset it and use pg_dump (docs/backups.md)');
+  }
+  return Object.freeze({ dir: path.resolve(env.BACKUP_DIR), intervalMs: env.BACKUP_INTERVAL, keep: env.BACKUP_KEEP });
+}
+
 export function generateToken(): string {
   return randomBytes(32).toString('base64url');
 }
@@ -367,5 +391,6 @@ export function loadConfig(
     docsEnabled: env.DOCS_ENABLED,
     webhooks: resolveWebhooks(env),
     maxConnections: env.MAX_CONNECTIONS,
+    backup: resolveBackup(env),
   });
 }

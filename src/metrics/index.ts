@@ -6,9 +6,11 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Express, RequestHandler } from 'express';
 import { catalogue } from '../errors';
+import type { BackupObserver } from '../backup/scheduler';
 import type { StoreObserver } from '../plants/store-observer';
 import { localsOf } from '../request-locals';
 import type { WebhookObserver } from '../webhooks';
+import { backupMetrics } from './backup-metrics';
 import { routeTemplate } from './route-template';
 import { webhookMetrics } from './webhook-metrics';
 
@@ -20,6 +22,7 @@ export type Metrics = {
   http: (app: Express) => RequestHandler;
   store: StoreObserver;
   webhooks: WebhookObserver;
+  backups: BackupObserver;
 };
 
 // Seconds. The service answers in milliseconds; the tail buckets catch drains, timeouts and overload.
@@ -123,5 +126,5 @@ export function createMetrics(): Metrics {
     failed: (error) => storeErrors.inc({ kind: storeErrorKind(error) }),
   };
 
-  return { registry, http, store, webhooks: webhookMetrics(registers) };
+  return { registry, http, store, webhooks: webhookMetrics(registers), backups: backupMetrics(registers) };
 }

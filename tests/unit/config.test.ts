@@ -42,6 +42,7 @@ describe('loadConfig', () => {
       docsEnabled: true,
       webhooks: undefined,
       maxConnections: 1000,
+      backup: undefined,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });

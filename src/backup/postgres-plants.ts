@@ -1,0 +1,146 @@
+/**
+ * Export from and import into PostgreSQL, on connections of their own. The export reads one REPEATABLE READ
+ * snapshot in id order; the import is one transaction (the migrations run first, as the service runs them, and
+ * stay applied), a page of rows per statement, so it lands whole or not at all.
+ */
+import pg from 'pg';
+import { loadPostgresMigrations, migratePostgres } from '../db/migrate.postgres';
+import { connectionConfig, type PostgresOptions } from '../db/postgres';
+import { conflictMessage, ImportError, parsePlantLine, plantLine, type PlantRow } from './plant-lines';
+import { PAGE_ROWS, type ImportResult, type PlantExport } from './plant-transfer';
+import type { NewPlant } from '../plants/plant.schemas';
+
+async function connect(options: PostgresOptions): Promise<pg.Client> {
+  const client = new pg.Client(connectionConfig(options, false));
+  client.on('error', () => {
+    // A connection lost mid-run fails the pending query, which rejects to the caller.
+  });
+  await client.connect();
+  return client;
+}
+
+export async function exportPostgres(options: PostgresOptions): Promise<PlantExport> {
+  const client = await connect(options);
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const { rows } = await client.query<{ total: bigint }>('SELECT count(*) AS total FROM plants');
+    return {
+      total: Number(rows[0]?.total ?? 0n),
+      chunks: async function* () {
+        try {
+          let after: bigint | undefined;
+          for (;;) {
+            const page = await client.query<PlantRow>(
+              after === undefined
+                ? 'SELECT id, name, tag FROM plants ORDER BY id LIMIT $1'
+                : 'SELECT id, name, tag FROM plants WHERE id > $2 ORDER BY id LIMIT $1',
+              after === undefined ? [PAGE_ROWS] : [PAGE_ROWS, after.toString()],
+            );
+            if (page.rows.length === 0) break;
+            yield page.rows.map(plantLine).join('');
+            if (page.rows.length < PAGE_ROWS) break;
+            after = (page.rows.at(-1) as PlantRow).id;
+          }
+          await client.query('COMMIT');
+        } finally {
+          await client.end();
+        }
+      },
+    };
+  } catch (error) {
+    await client.end();
+    throw error;
+  }
+}
+
+type Pending = { plant: NewPlant; line: number };
+
+// A page in one statement; the ids that were not inserted were stored already and are compared next.
+const INSERT_SQL = `
+  INSERT INTO plants (id, name, tag)
+  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
+  ON CONFLICT (id) DO NOTHING
+  RETURNING id`;
+const STORED_SQL = 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])';
+
+const differs = (plant: NewPlant, stored: { name: string; tag: string | null }) => stored.name !== plant.name || stored.tag !== (plant.tag ?? null);
+
+export async function importPostgres(options: PostgresOptions, lines: AsyncIterable<[string, number]>): Promise<ImportResult> {
+  await migratePostgres(options, loadPostgresMigrations());
+  const client = await connect(options);
+  let read = 0;
+  let inserted = 0;
+  const flush = async (page: Pending[]): Promise<void> => {
+    if (page.length === 0) return;
+    // Ids repeated within the page: the statement cannot tell them apart, so they are compared here.
+    const firstOfId = new Map<bigint, Pending>();
+    const unique: Pending[] = [];
+    let faults: { entry: Pending; stored: { name: string; tag: string | null } }[] = [];
+    for (const entry of page) {
+      const earlier = firstOfId.get(entry.plant.id);
+      if (earlier === undefined) {
+        firstOfId.set(entry.plant.id, entry);
+        unique.push(entry);
+      } else if (faults.length === 0 && differs(entry.plant, { name: earlier.plant.name, tag: earlier.plant.tag ?? null })) {
+        faults.push({ entry, stored: { name: earlier.plant.name, tag: earlier.plant.tag ?? null } });
+      }
+    }
+    const ids = unique.map((entry) => entry.plant.id.toString());
+    const created = await client.query<{ id: bigint }>(INSERT_SQL, [ids, unique.map((entry) => entry.plant.name), unique.map((entry) => entry.plant.tag ?? null)]);
+    inserted += created.rows.length;
+    const createdIds = new Set(created.rows.map((row) => row.id));
+    const already = unique.filter((entry) => !createdIds.has(entry.plant.id));
+    if (already.length > 0) {
+      const stored = await client.query<PlantRow>(STORED_SQL, [already.map((entry) => entry.plant.id.toString())]);
+      const byId = new Map(stored.rows.map((row) => [row.id, row]));
+      const first = already.find((entry) => {
+        const row = byId.get(entry.plant.id);
+        return row !== undefined && differs(entry.plant, row);
+      });
+      if (first !== undefined) faults.push({ entry: first, stored: byId.get(first.plant.id) as PlantRow });
+    }
+    // The earliest faulty line of the page, whether it differs from the table or from a line above it.
+    faults = faults.sort((x, y) => x.entry.line - y.entry.line);
+    const fault = faults[0];
+    if (fault !== undefined) throw new ImportError(conflictMessage(fault.entry.line, fault.entry.plant, fault.stored));
+  };
+  try {
+    await client.query('BEGIN');
+    const count = async () => Number((await client.query<{ n: bigint }>('SELECT count(*) AS n FROM plants')).rows[0]?.n ?? 0n);
+    const before = await count();
+    let page: Pending[] = [];
+    // One page in flight while the next is parsed: PostgreSQL's work and ours overlap.
+    let flushing: Promise<void> = Promise.resolve();
+    for await (const [text, line] of lines) {
+      let plant: NewPlant;
+      try {
+        plant = parsePlantLine(text, line);
+      } catch (error) {
+        // A conflict on an earlier line is the first fault, not this one.
+        await flushing;
+        await flush(page);
+        throw error;
+      }
+      page.push({ plant, line });
+      read += 1;
+      if (page.length === PAGE_ROWS) {
+        await flushing;
+        flushing = flush(page);
+        // Handled where it is awaited; this only keeps a rejection meanwhile from counting as unhandled.
+        flushing.catch(() => undefined);
+        page = [];
+      }
+    }
+    await flushing;
+    await flush(page);
+    const after = await count();
+    if (after !== before + inserted) throw new ImportError(`PostgreSQL holds ${after} plants after the import, expected ${before + inserted}; nothing was imported`);
+    await client.query('COMMIT');
+    return { lines: read, inserted, unchanged: read - inserted, before, after };
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}

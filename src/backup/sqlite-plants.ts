@@ -1,0 +1,93 @@
+/**
+ * Export from and import into a SQLite store. The export reads one snapshot (a read transaction, so a service can
+ * keep writing); the import is one write transaction, migrations included, so it lands whole or not at all.
+ */
+import { existsSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { openDatabase } from '../db/database';
+import { loadMigrations, migrate } from '../db/migrate';
+import { refuseLostStore } from '../db/sqlite-health';
+import { removeWithCompanions } from './files';
+import { conflictMessage, ImportError, parsePlantLine, plantLine, type PlantRow } from './plant-lines';
+import { PAGE_ROWS, type ImportResult, type PlantExport } from './plant-transfer';
+import { BackupError } from './store-file';
+
+export function exportSqlite(file: string, busyTimeoutMs: number): PlantExport {
+  if (!existsSync(file)) throw new BackupError(`no SQLite store at ${file}`);
+  const db = new Database(file, { fileMustExist: true, timeout: busyTimeoutMs });
+  db.defaultSafeIntegers(true);
+  try {
+    db.exec('BEGIN');
+    if (db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'plants'").get() === undefined) {
+      throw new BackupError(`${file} holds no plants table: it is not a Plant Store, or was never migrated`);
+    }
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  const total = Number(db.prepare('SELECT count(*) FROM plants').pluck().get());
+  const first = db.prepare<[number], PlantRow>('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?');
+  const after = db.prepare<[bigint, number], PlantRow>('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?');
+  return {
+    total,
+    chunks: function* () {
+      try {
+        let rows = first.all(PAGE_ROWS);
+        while (rows.length > 0) {
+          yield rows.map(plantLine).join('');
+          const last = rows.at(-1) as PlantRow;
+          rows = rows.length < PAGE_ROWS ? [] : after.all(last.id, PAGE_ROWS);
+        }
+      } finally {
+        db.close();
+      }
+    },
+  };
+}
+
+export async function importSqlite(file: string, lines: AsyncIterable<[string, number]>, busyTimeoutMs: number): Promise<ImportResult> {
+  const existed = existsSync(file);
+  if (!existed) {
+    try {
+      refuseLostStore(file);
+    } catch (error) {
+      throw new BackupError((error as Error).message);
+    }
+  }
+  const db = openDatabase(file, { busyTimeoutMs });
+  try {
+    // One write transaction from the first migration to the last plant: a failure anywhere leaves the file as it was.
+    db.exec('BEGIN IMMEDIATE');
+    migrate(db, loadMigrations());
+    const count = db.prepare('SELECT count(*) FROM plants').pluck();
+    const insert = db.prepare<[bigint, string, string | null]>('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING');
+    const stored = db.prepare<[bigint], { name: string; tag: string | null }>('SELECT name, tag FROM plants WHERE id = ?');
+    const before = Number(count.get());
+    let read = 0;
+    let inserted = 0;
+    for await (const [text, line] of lines) {
+      const plant = parsePlantLine(text, line);
+      read += 1;
+      const tag = plant.tag ?? null;
+      if (insert.run(plant.id, plant.name, tag).changes === 1) {
+        inserted += 1;
+        continue;
+      }
+      const existing = stored.get(plant.id) as { name: string; tag: string | null };
+      if (existing.name !== plant.name || existing.tag !== tag) throw new ImportError(conflictMessage(line, plant, existing));
+    }
+    const after = Number(count.get());
+    if (after !== before + inserted) throw new ImportError(`the store holds ${after} plants after the import, expected ${before + inserted}; nothing was imported`);
+    db.exec('COMMIT');
+    return { lines: read, inserted, unchanged: read - inserted, before, after };
+  } catch (error) {
+    if (db.inTransaction) db.exec('ROLLBACK');
+    db.close();
+    if (!existed) await removeWithCompanions(file);
+    const code = (error as { code?: unknown }).code;
+    if (code === 'SQLITE_BUSY') throw new BackupError(`${file} is locked by another writer (a service busy writing?); try again, or stop it first`);
+    throw error;
+  } finally {
+    if (db.open) db.close();
+  }
+}

@@ -1,0 +1,150 @@
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { describeWith } from '../helpers/optional-services';
+import { createTestDatabase, plantRows, queryJson, type TestDatabase } from '../helpers/postgres';
+import { rowsOf, runCli, seedStore } from '../helpers/plant-store-cli';
+import { tempDataDir } from '../helpers/server-process';
+
+// Edge ids (int64's ends, 2^53 + 1, which a double cannot hold), JSON escapes and characters beyond the BMP.
+const EXPORTED =
+  '{"id":-9223372036854775808,"name":"lowest"}\n' +
+  '{"id":1,"name":"Aloe \\"vera\\"","tag":"back\\\\slash"}\n' +
+  '{"id":9007199254740993,"name":"Fícus 🌿","tag":"indoor"}\n' +
+  '{"id":9223372036854775807,"name":"highest","tag":"edge"}\n';
+
+const env = (file: string) => ({ DATABASE_URL: `file:${file}` });
+
+
+describe('plant-store export and import (SQLite)', () => {
+  it('when plants are imported into a new store and exported, then the text comes back byte for byte, ids exact, and the schema is the migrations\'', async () => {
+    const file = path.join(tempDataDir(), 'plants.db');
+
+    const imported = await runCli(['import'], env(file), EXPORTED);
+    const exported = await runCli(['export'], env(file));
+
+    expect(imported).toEqual({ code: 0, stderr: '', stdout: `imported 4 lines into ${file}: 4 new plants, 0 already stored; it now holds 4\n` });
+    expect(exported).toEqual({ code: 0, stdout: EXPORTED, stderr: `exported 4 plants from ${file}\n` });
+    const db = new Database(file);
+    expect(db.prepare('SELECT name FROM schema_migrations ORDER BY name').pluck().all()).toEqual([
+      '001-create-plants.sql',
+      '002-plants-by-tag.sql',
+      '003-webhook-outbox.sql',
+      '004-webhook-trace.sql',
+    ]);
+    db.close();
+  });
+
+  it('when the same file is imported again, then nothing changes and the count says so', async () => {
+    const file = path.join(tempDataDir(), 'plants.db');
+    await runCli(['import'], env(file), EXPORTED);
+
+    const again = await runCli(['import'], env(file), EXPORTED);
+
+    expect(again).toEqual({ code: 0, stderr: '', stdout: `imported 4 lines into ${file}: 0 new plants, 4 already stored; it now holds 4\n` });
+    expect(rowsOf(file)).toHaveLength(4);
+  });
+
+  it.each([
+    ['an id beyond int64', '{"id":9223372036854775808,"name":"too big"}', 'line 3: id must be an integer from -9223372036854775808 to 9223372036854775807'],
+    ['a fractional id', '{"id":1.5,"name":"half"}', 'line 3: id must be an integer from -9223372036854775808 to 9223372036854775807'],
+    ['text that is not JSON', '{"id":7,"name":', 'line 3: not JSON ('],
+    ['a plant without a name', '{"id":7}', 'line 3: name is required'],
+    ['an empty line', '', 'line 3: empty; one plant per line'],
+    ['a plant stored with another name', '{"id":100,"name":"not the stored one"}', 'line 3: plant 100 is stored as {"id":100,"name":"plant 100"}, and this line differs; nothing was imported'],
+  ])('when line 3 holds %s, then the import stops naming the line and the store is exactly as it was', async (_case, bad, message) => {
+    const file = path.join(tempDataDir(), 'plants.db');
+    seedStore(file, 1, 100);
+    const input = `{"id":5,"name":"five"}\n{"id":6,"name":"six"}\n${bad}\n{"id":8,"name":"eight"}\n`;
+
+    const run = await runCli(['import'], env(file), input);
+
+    expect(run.code).toBe(1);
+    expect(run.stderr.startsWith(`plant-store import: ${message}`)).toBe(true);
+    expect(rowsOf(file)).toEqual([{ id: 100n, name: 'plant 100', tag: null }]);
+  });
+
+  it('when an import into a new store fails, then no store file is left behind', async () => {
+    const file = path.join(tempDataDir(), 'plants.db');
+
+    const run = await runCli(['import'], env(file), '{"id":1,"name":"one"}\nnot json\n');
+
+    expect(run.code).toBe(1);
+    expect(run.stderr.startsWith('plant-store import: line 2: not JSON (')).toBe(true);
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('when the store does not exist, then export says so and creates nothing', async () => {
+    const file = path.join(tempDataDir(), 'none.db');
+
+    expect(await runCli(['export'], env(file))).toEqual({ code: 1, stdout: '', stderr: `plant-store export: no SQLite store at ${file}\n` });
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('when a store of 50,000 plants is exported and imported elsewhere, then both hold the same plants', async () => {
+    const source = path.join(tempDataDir(), 'plants.db');
+    seedStore(source, 50_000);
+    const target = path.join(tempDataDir(), 'copy.db');
+
+    const exported = await runCli(['export'], env(source));
+    const imported = await runCli(['import'], env(target), exported.stdout);
+
+    expect(imported.stdout).toBe(`imported 50000 lines into ${target}: 50000 new plants, 0 already stored; it now holds 50000\n`);
+    expect(rowsOf(target)).toEqual(rowsOf(source));
+  }, 60_000);
+});
+
+describeWith('postgres', 'plant-store export, import and copy (PostgreSQL)', (server) => {
+  let database: TestDatabase;
+
+  beforeEach(async () => {
+    database = await createTestDatabase(server);
+  });
+  afterEach(async () => {
+    await database.drop();
+  });
+
+  it('when plants are imported into a fresh database and exported, then the text comes back byte for byte; a second import changes nothing', async () => {
+    const imported = await runCli(['import'], { DATABASE_URL: database.url }, EXPORTED);
+    const again = await runCli(['import'], { DATABASE_URL: database.url }, EXPORTED);
+    const exported = await runCli(['export'], { DATABASE_URL: database.url });
+
+    expect(imported).toMatchObject({ code: 0, stdout: `imported 4 lines into ${database.url}: 4 new plants, 0 already stored; it now holds 4\n` });
+    expect(again).toMatchObject({ code: 0, stdout: `imported 4 lines into ${database.url}: 0 new plants, 4 already stored; it now holds 4\n` });
+    expect(exported).toEqual({ code: 0, stdout: EXPORTED, stderr: `exported 4 plants from ${database.url}\n` });
+  });
+
+  it('when a line conflicts with a stored plant or is malformed, then the import stops naming the line and PostgreSQL keeps its plants as they were', async () => {
+    await runCli(['import'], { DATABASE_URL: database.url }, '{"id":100,"name":"stored"}\n');
+
+    const conflict = await runCli(['import'], { DATABASE_URL: database.url }, '{"id":5,"name":"five"}\n{"id":100,"name":"other"}\n');
+    const repeated = await runCli(['import'], { DATABASE_URL: database.url }, '{"id":5,"name":"five"}\n{"id":5,"name":"cinq"}\n');
+    const outside = await runCli(['import'], { DATABASE_URL: database.url }, '{"id":5,"name":"five"}\n{"id":-9223372036854775809,"name":"low"}\n');
+
+    expect(conflict).toMatchObject({ code: 1, stderr: 'plant-store import: line 2: plant 100 is stored as {"id":100,"name":"stored"}, and this line differs; nothing was imported\n' });
+    expect(repeated).toMatchObject({ code: 1, stderr: 'plant-store import: line 2: plant 5 is stored as {"id":5,"name":"five"}, and this line differs; nothing was imported\n' });
+    expect(outside).toMatchObject({ code: 1, stderr: 'plant-store import: line 2: id must be an integer from -9223372036854775808 to 9223372036854775807\n' });
+    expect(plantRows(database.url)).toEqual([{ id: 100n, name: 'stored', tag: null }]);
+  });
+
+  it('when a SQLite store is copied to PostgreSQL, then every plant is there and the counts are reported', async () => {
+    const source = path.join(tempDataDir(), 'plants.db');
+    seedStore(source, 20_000, -10_000);
+
+    const run = await runCli(['copy', '--to', database.url], env(source));
+
+    expect(run).toEqual({
+      code: 0,
+      stderr: '',
+      stdout: `copied 20000 plants from ${source} to ${database.url}: 20000 new, 0 already there; the target held 0 and now holds 20000\n`,
+    });
+    const fingerprint = (rows: { id: bigint; name: string; tag: string | null }[]) =>
+      createHash('md5').update(rows.map((plant) => `${plant.id}|${plant.name}|${plant.tag ?? '-'}`).join(',')).digest('hex');
+    const stored = queryJson<{ count: number; md5: string }>(
+      database.url,
+      "SELECT json_build_object('count', count(*), 'md5', md5(string_agg(id::text || '|' || name || '|' || coalesce(tag, '-'), ',' ORDER BY id))) FROM plants",
+    );
+    expect(stored).toEqual({ count: 20_000, md5: fingerprint(rowsOf(source)) });
+  }, 60_000);
+});
