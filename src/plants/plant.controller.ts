@@ -1,16 +1,33 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
-import { AppError } from '../errors';
+import { AppError, type FieldProblem, type Reason } from '../errors';
 import type { TraceContext } from '../http/trace-context';
 import type { PlantService } from './plant.service';
-import { listQuerySchema, newPlantSchema, plantIdParamSchema } from './plant.schemas';
+import { listQuerySchema, newPlantSchema, plantIdParamSchema, type FieldCode } from './plant.schemas';
 
-const describe = (error: z.ZodError) =>
-  error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ');
+/**
+ * A failed parse as the 400 a form can use: the message names every problem, `fields` lists them one by one.
+ * The rules in plant.schemas.ts name their own code; what zod finds itself is a missing value, a repeated
+ * query parameter or a wrong type, told apart by the value that was sent.
+ */
+function invalid(reason: Reason, error: z.ZodError, input: Record<string, unknown>): AppError {
+  const fields: FieldProblem[] = error.issues.map((issue) => {
+    const value = input[String(issue.path[0])];
+    const own = issue.code === 'custom' ? (issue.params as { code?: FieldCode } | undefined)?.code : undefined;
+    const code: FieldCode = own ?? (value === undefined ? 'required' : Array.isArray(value) ? 'repeated' : 'type');
+    return { field: issue.path.join('.'), code, message: issue.message };
+  });
+  return new AppError(reason, fields.map(({ field, message }) => `${field}: ${message}`).join('; '), { fields });
+}
 
 function parseId(text: string): bigint {
   const parsed = plantIdParamSchema.safeParse(text);
-  if (!parsed.success) throw new AppError('invalid_parameter', `id: ${parsed.error.issues[0]?.message ?? 'is not valid'}`);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const code = (issue?.code === 'custom' ? (issue.params as { code?: FieldCode } | undefined)?.code : undefined) ?? 'type';
+    const message = issue?.message ?? 'is not valid';
+    throw new AppError('invalid_parameter', `id: ${message}`, { fields: [{ field: 'id', code, message }] });
+  }
   return parsed.data;
 }
 
@@ -36,7 +53,7 @@ export class PlantController {
 
   create = async (req: Request, res: Response): Promise<void> => {
     const parsed = newPlantSchema.safeParse(req.body);
-    if (!parsed.success) throw new AppError('invalid_field', describe(parsed.error));
+    if (!parsed.success) throw invalid('invalid_field', parsed.error, req.body as Record<string, unknown>);
     const trace = res.locals.trace as TraceContext | undefined;
     const plant = await this.service.create(parsed.data, trace === undefined ? undefined : { trace });
     // The Plant body: name and tag as stored, tag left out when absent, never the id.
@@ -47,7 +64,7 @@ export class PlantController {
     // Express matches /plants/ to /plants; there it is GET /plants/{id} with an empty id.
     rejectEmptyId(req);
     const parsed = listQuerySchema.safeParse(req.query);
-    if (!parsed.success) throw new AppError('invalid_parameter', describe(parsed.error));
+    if (!parsed.success) throw invalid('invalid_parameter', parsed.error, req.query);
     const page = await this.service.list(parsed.data);
     if (page.nextAfter !== undefined) res.set('Link', nextLink(req, parsed.data, page.nextAfter));
     sendPlants(res, page.json);
@@ -70,5 +87,8 @@ export class PlantController {
 }
 
 function rejectEmptyId(req: Request): void {
-  if (req.path.endsWith('/')) throw new AppError('invalid_parameter', 'id: is empty; send /plants/{id} with the plant\'s id, or GET /plants to list.');
+  if (req.path.endsWith('/')) {
+    const message = "is empty; send /plants/{id} with the plant's id, or GET /plants to list.";
+    throw new AppError('invalid_parameter', `id: ${message}`, { fields: [{ field: 'id', code: 'required', message }] });
+  }
 }
