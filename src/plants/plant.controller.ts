@@ -36,16 +36,30 @@ function sendPlants(res: Response, json: string): void {
   res.set('Cache-Control', 'no-store').type('application/json').send(json);
 }
 
+// A path of plain segments (RFC 3986 pchar, no comma, no dot segment): never a host (//host) or a full URL.
+const PLAIN_PREFIX = /^(?:\/(?:[A-Za-z0-9\-._~!$&'()*+;=:@]|%[0-9A-Fa-f]{2})+)*\/?$/;
+const DOT_SEGMENT = /(?:^|\/)\.{1,2}(?:\/|$)/;
+
 /**
- * RFC 8288 next link, as a path-absolute reference built from the path this request came in on, so it
- * resolves against whatever scheme and host the client used (a proxy in front included).
+ * The path a proxy mounts the service under (X-Forwarded-Prefix), only from a hop TRUST_PROXY trusts: any
+ * client could send the header. Express compiles TRUST_PROXY into 'trust proxy fn', as req.ip and req.protocol use it.
+ */
+function forwardedPrefix(req: Request): string {
+  const value = req.headers['x-forwarded-prefix'];
+  if (typeof value !== 'string' || !PLAIN_PREFIX.test(value) || DOT_SEGMENT.test(value)) return '';
+  const trust = req.app.get('trust proxy fn') as (address: string | undefined, hop: number) => boolean;
+  if (!trust(req.socket.remoteAddress, 0)) return '';
+  return value.endsWith('/') ? value.slice(0, -1) : value;
+}
+
+/**
+ * RFC 8288 next link, path-absolute, so it resolves against whatever scheme and host the client used. The path
+ * is the request's pathname (never the host of an absolute-form target such as GET http://evil.example/plants),
+ * under the prefix a trusted proxy mounts the service at.
  */
 function nextLink(req: Request, query: { limit: number; tag?: string }, after: bigint): string {
-  const url = req.originalUrl;
-  const end = url.indexOf('?');
-  const path = end === -1 ? url : url.slice(0, end);
   const tag = query.tag === undefined ? '' : `&tag=${encodeURIComponent(query.tag)}`;
-  return `<${path}?limit=${query.limit}&after=${after}${tag}>; rel="next"`;
+  return `<${forwardedPrefix(req)}${req.path}?limit=${query.limit}&after=${after}${tag}>; rel="next"`;
 }
 
 export class PlantController {
