@@ -9,7 +9,7 @@ const describeWithNginx = haveNginx ? describe : describe.skip;
 
 describeWithNginx('reads and deletes behind nginx with docker/nginx.conf', () => {
   let server: ServerProcess;
-  let proxy: { url: string; stop: () => Promise<void> };
+  let proxy: { url: string; origin: string; stop: () => Promise<void> };
   const headers = { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' };
   const ids = [11, 12, 13, 14, 15];
 
