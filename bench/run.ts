@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { clientSection } from './client.section';
 import { createSection } from './create.section';
 import { metricsSection } from './metrics.section';
 import { readSection } from './read.section';
@@ -22,6 +23,7 @@ const SECTIONS: Record<string, () => Promise<SectionResult>> = {
   jwt: jwtSection,
   webhooks: webhooksSection,
   postgres: postgresSection,
+  client: clientSection,
 };
 
 async function main(): Promise<void> {
