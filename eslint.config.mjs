@@ -1,19 +1,39 @@
 import js from '@eslint/js';
+import { createNodeResolver, importX } from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
+import { layerZones } from './eslint.layers.mjs';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'dist-bench/', 'coverage/', 'node_modules/', 'data/', 'clients/typescript/dist/', 'examples/web/dist/', 'test-results/'] },
+  // tests/fixtures/lint/ holds files that break the rules on purpose; tests/unit/layers.test.ts lints them.
+  // tests/fixtures/*.cjs are preloads node runs as they are, outside the TypeScript project.
+  { ignores: ['dist/', 'dist-bench/', 'coverage/', 'node_modules/', 'data/', 'tests/fixtures/lint/', 'tests/fixtures/*.cjs', 'clients/typescript/dist/', 'examples/web/dist/', 'test-results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['eslint.config.mjs', 'tests/helpers/client-transform.cjs'] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: { projectService: { allowDefaultProject: ['eslint.config.mjs', 'eslint.layers.mjs', 'tests/helpers/client-transform.cjs'] }, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
       // Express 5 awaits the promise a handler returns and routes its rejection to the error middleware.
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
       'no-control-regex': 'off',
+    },
+  },
+  {
+    // The layers of docs/architecture.md: each folder imports only the ones below it, and no two modules import
+    // each other. Relative imports name no extension, so the resolver is told to try .ts.
+    files: ['src/**/*.ts', 'bench/**/*.ts', 'tests/**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json', '.node'] })],
+      // Which files import-x parses to follow their imports (no-cycle): without .ts here it would see none.
+      'import-x/extensions': ['.ts', '.js', '.mjs', '.cjs'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+    },
+    rules: {
+      'import-x/no-restricted-paths': ['error', { basePath: import.meta.dirname, zones: layerZones }],
+      'import-x/no-cycle': ['error', { ignoreExternal: true }],
     },
   },
   {
@@ -26,7 +46,7 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'off',
     },
   },
-  { files: ['eslint.config.mjs'], ...tseslint.configs.disableTypeChecked },
+  { files: ['eslint.config.mjs', 'eslint.layers.mjs'], ...tseslint.configs.disableTypeChecked },
   // Plain JavaScript run by node itself (the client's type generator, a jest transform): no type information.
   {
     files: ['clients/typescript/scripts/*.mjs', 'tests/helpers/*.cjs'],

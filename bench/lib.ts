@@ -7,7 +7,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { f0, f1, medianFigures } from './report';
+import { f0, f1, medianFigures, type Figures } from './report';
 
 export * from './report';
 
@@ -23,21 +23,6 @@ const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK']).stdout.toStrin
 /** The service (dist/server.js), ceiling C, or another script under dist-bench/. */
 export type Target = 'service' | 'ceiling' | { script: string; label: string };
 
-export type Figures = {
-  rps: number;
-  p50: number;
-  p99: number;
-  cpuPerRequestUs: number;
-  peakRssMiB: number;
-  non2xx: number;
-  errors: number;
-  total: number;
-  shed: number;
-  // From the server's own request log (the service only): requests it saw aborted, and 5xx other than 503.
-  serverAborted: number;
-  serverFaults: number;
-  serverP99: number;
-};
 
 export const work = mkdtempSync(path.join(os.tmpdir(), 'plants-bench-'));
 

@@ -1,6 +1,21 @@
 // The report's pieces shared by the bench's sections: medians of rounds, number formats, table rows, and what a
 // section returns. Re-exported by bench/lib.ts.
-import type { Figures } from './lib';
+/** One load run's figures, as the client and the server's own log saw them. */
+export type Figures = {
+  rps: number;
+  p50: number;
+  p99: number;
+  cpuPerRequestUs: number;
+  peakRssMiB: number;
+  non2xx: number;
+  errors: number;
+  total: number;
+  shed: number;
+  // From the server's own request log (the service only): requests it saw aborted, and 5xx other than 503.
+  serverAborted: number;
+  serverFaults: number;
+  serverP99: number;
+};
 
 export const median = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);

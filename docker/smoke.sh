@@ -23,15 +23,30 @@ work=$(mktemp -d)
 container=plants-smoke
 volume=plants-smoke-data
 
-# podman-compose 1.0 ignores the file's top-level name, so the project name is given as docker compose reads it.
+# Projects of their own, so a run never touches a stack started by hand from the README (project plant-store).
+# podman-compose 1.0 ignores the file's top-level name, so the project is always given with -p.
+PROJECT=plant-store-smoke
+REPLICAS_PROJECT=plant-store-replicas-smoke
 compose() {
   BASE_IMAGE="$BASE_IMAGE" NGINX_IMAGE="$NGINX_IMAGE" PROXY_PORT="$PROXY_PORT" AUTH_TOKENS_SECRET_FILE=./auth_tokens.smoke \
-    podman-compose -p plant-store -f docker/compose.yaml "$@"
+    podman-compose -p "$PROJECT" -f docker/compose.yaml "$@"
 }
 compose_replicas() {
   BASE_IMAGE="$BASE_IMAGE" NGINX_IMAGE="$NGINX_IMAGE" POSTGRES_IMAGE="$POSTGRES_IMAGE" REDIS_IMAGE="$REDIS_IMAGE" \
     PROXY_PORT="$PROXY_PORT" AUTH_TOKENS_SECRET_FILE=./auth_tokens.smoke \
-    podman-compose -p plant-store-replicas -f docker/compose.replicas.yaml "$@"
+    podman-compose -p "$REPLICAS_PROJECT" -f docker/compose.replicas.yaml "$@"
+}
+# Everything a compose project made, found by the label podman-compose puts on its containers, networks and
+# volumes: works after a failed `up` too. podman-compose before 1.3 leaves the network after `down`.
+remove_project() {
+  local label="label=com.docker.compose.project=$1"
+  podman ps -aq --filter "$label" | xargs -r podman rm -f -t 0 >/dev/null 2>&1 || true
+  podman network ls -q --filter "$label" | xargs -r podman network rm -f >/dev/null 2>&1 || true
+  podman volume ls -q --filter "$label" | xargs -r podman volume rm -f >/dev/null 2>&1 || true
+}
+left_of_project() {
+  local label="label=com.docker.compose.project=$1"
+  { podman ps -aq --filter "$label"; podman network ls -q --filter "$label"; podman volume ls -q --filter "$label"; } | paste -sd' '
 }
 step() { printf '\n== %s\n' "$*"; }
 fail() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
@@ -39,29 +54,70 @@ cleanup() {
   podman rm -f -t 0 "$container" "$container-2" >/dev/null 2>&1 || true
   podman volume rm -f "$volume" >/dev/null 2>&1 || true
   podman secret rm plants-smoke-tokens >/dev/null 2>&1 || true
-  if [ -f docker/.smoke-compose-up ]; then
-    compose down -v >/dev/null 2>&1 || true
-    rm -f docker/.smoke-compose-up
-  fi
-  if [ -f docker/.smoke-replicas-up ]; then
-    compose_replicas down -v >/dev/null 2>&1 || true
-    rm -f docker/.smoke-replicas-up
+  if command -v podman >/dev/null 2>&1; then
+    remove_project "$PROJECT"
+    remove_project "$REPLICAS_PROJECT"
   fi
   rm -f docker/auth_tokens.smoke
   rm -rf "$work"
 }
 trap cleanup EXIT
+# A signal ends the script through exit, so the EXIT trap removes what it made.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 step "tools"
+export DEBIAN_FRONTEND=noninteractive
+apt_updated=
+apt_install() {
+  [ -n "$apt_updated" ] || { apt-get update -qq; apt_updated=1; }
+  apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+# A tool and the Debian package that brings it.
 need=()
-for tool in podman buildah runc debootstrap podman-compose curl; do command -v "$tool" >/dev/null 2>&1 || need+=("$tool"); done
+for pair in podman:podman buildah:buildah runc:runc debootstrap:debootstrap podman-compose:podman-compose curl:curl \
+  iptables:iptables newuidmap:uidmap fuse-overlayfs:fuse-overlayfs; do
+  command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair#*:}")
+done
+# catatonit: the init podman runs for --init and builds its pause image from.
+[ -x /usr/libexec/podman/catatonit ] || command -v catatonit >/dev/null 2>&1 || need+=(catatonit)
 if [ ${#need[@]} -gt 0 ]; then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends podman buildah runc debootstrap podman-compose curl \
-    netavark aardvark-dns iptables uidmap fuse-overlayfs >/dev/null
+  echo "installing: ${need[*]}"
+  # netavark with podman, so a new install uses the netavark network stack rather than CNI.
+  if [[ " ${need[*]} " == *" podman "* ]]; then need+=(netavark aardvark-dns); fi
+  apt_install "${need[@]}"
 fi
 podman --version
+podman-compose version 2>/dev/null | grep -i 'podman-compose' | head -n 1 || true
+
+# Compose services find each other by name (nginx's upstream is `plants`) only through the network's DNS
+# plugin: aardvark-dns under netavark, dnsname under CNI. Without it nginx cannot resolve `plants` and restarts
+# in a loop. Checked whenever this runs, not only when podman was just installed.
+helper_dirs=(/usr/local/libexec/podman /usr/local/lib/podman /usr/libexec/podman /usr/lib/podman)
+cni_dirs=(/usr/local/libexec/cni /usr/libexec/cni /usr/local/lib/cni /usr/lib/cni /opt/cni/bin)
+has_file() {
+  local name=$1 dir; shift
+  for dir in "$@"; do [ -x "$dir/$name" ] && return 0; done
+  return 1
+}
+backend=$(podman info --format '{{.Host.NetworkBackend}}' 2>/dev/null || true)
+backend=${backend:-cni}
+need=()
+if [ "$backend" = netavark ]; then
+  has_file netavark "${helper_dirs[@]}" || need+=(netavark)
+  has_file aardvark-dns "${helper_dirs[@]}" || need+=(aardvark-dns)
+else
+  has_file bridge "${cni_dirs[@]}" || need+=(containernetworking-plugins)
+  has_file dnsname "${cni_dirs[@]}" || need+=(golang-github-containernetworking-plugin-dnsname)
+fi
+if [ ${#need[@]} -gt 0 ]; then
+  echo "network backend $backend: installing ${need[*]}"
+  apt_install "${need[@]}"
+fi
+echo "network backend: $backend, with its DNS plugin"
+# A network made while the plugin was missing may keep DNS off: start from none of ours.
+remove_project "$PROJECT"
+remove_project "$REPLICAS_PROJECT"
 
 step "base image $BASE_IMAGE"
 if ! podman image exists "$BASE_IMAGE"; then
@@ -173,7 +229,6 @@ if ! podman image exists "$NGINX_IMAGE"; then
   podman build -q --format docker --build-arg BASE_IMAGE="$BASE_IMAGE" -f docker/ci/nginx.Containerfile -t "$NGINX_IMAGE" docker/ci >/dev/null
 fi
 printf '%s\n' "$TOKEN" > docker/auth_tokens.smoke
-touch docker/.smoke-compose-up
 # The image just checked is the one compose runs (its build section names the same Dockerfile).
 podman tag "$IMAGE" localhost/plant-store:local
 compose up -d >"$work/compose.out" 2>&1 \
@@ -188,8 +243,8 @@ for _ in $(seq 1 150); do
 done
 [ -n "$ok" ] || { compose logs >&2 || true; fail "no 200 through nginx (last status $status)"; }
 echo "through nginx: $(cat "$work/body")"
-service=$(podman ps --filter label=com.docker.compose.project=plant-store --filter label=com.docker.compose.service=plants --format '{{.Names}}' | head -n 1)
-proxy=$(podman ps --filter label=com.docker.compose.project=plant-store --filter label=com.docker.compose.service=proxy --format '{{.Names}}' | head -n 1)
+service=$(podman ps --filter label=com.docker.compose.project=$PROJECT --filter label=com.docker.compose.service=plants --format '{{.Names}}' | head -n 1)
+proxy=$(podman ps --filter label=com.docker.compose.project=$PROJECT --filter label=com.docker.compose.service=proxy --format '{{.Names}}' | head -n 1)
 [ -n "$service" ] && [ -n "$proxy" ] || fail "compose containers not found (service '$service', proxy '$proxy')"
 proxy_ip=$(podman inspect --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$proxy")
 # What nginx saw as the client (first field of its access log line), against what the service logged.
@@ -201,11 +256,11 @@ echo "service log: ip $client_ip; nginx saw the client as $seen_by_nginx; nginx 
 [ "$client_ip" != "$proxy_ip" ] || fail "the service logged the proxy's address $proxy_ip, not the client's: TRUST_PROXY not applied"
 [ "$client_ip" = "$seen_by_nginx" ] || fail "the service logged $client_ip, nginx saw the client as $seen_by_nginx"
 compose down -v >/dev/null 2>&1
-rm -f docker/.smoke-compose-up
-left=$(podman ps -a --filter label=com.docker.compose.project=plant-store --format '{{.Names}}')
-[ -z "$left" ] || fail "containers left after down -v: $left"
-! podman volume exists plant-store_plants-data || fail "the volume is left after down -v"
-echo "down -v: no container and no volume left"
+# podman-compose before 1.3 never removes networks on down; docker compose and later podman-compose do.
+podman network rm -f "${PROJECT}_default" >/dev/null 2>&1 || true
+left=$(left_of_project "$PROJECT")
+[ -z "$left" ] || fail "left after down -v (containers, networks, volumes): $left"
+echo "down -v: no container, network or volume left"
 
 step "replicas: PostgreSQL, Redis, two replicas and nginx; one replica stopped and started under creates"
 for kind in postgres redis; do
@@ -217,11 +272,10 @@ for kind in postgres redis; do
   fi
 done
 printf '%s\n' "$TOKEN" > docker/auth_tokens.smoke
-touch docker/.smoke-replicas-up
 compose_replicas up -d >"$work/replicas.out" 2>&1 \
   || { cat "$work/replicas.out" >&2; fail "podman-compose up of the replicas failed"; }
 replica() {
-  podman ps -a --filter label=com.docker.compose.project=plant-store-replicas --filter "label=com.docker.compose.service=$1" --format '{{.Names}}' | head -n 1
+  podman ps -a --filter label=com.docker.compose.project=$REPLICAS_PROJECT --filter "label=com.docker.compose.service=$1" --format '{{.Names}}' | head -n 1
 }
 replica1=$(replica plants-1)
 replica2=$(replica plants-2)
@@ -270,8 +324,8 @@ for name in "$replica1" "$replica2"; do
 done
 echo "every 200 is in PostgreSQL and its retry answers 200 through either replica"
 compose_replicas down -v >/dev/null 2>&1
-rm -f docker/.smoke-replicas-up
-left=$(podman ps -a --filter label=com.docker.compose.project=plant-store-replicas --format '{{.Names}}')
-[ -z "$left" ] || fail "containers left after down -v: $left"
+podman network rm -f "${REPLICAS_PROJECT}_default" >/dev/null 2>&1 || true
+left=$(left_of_project "$REPLICAS_PROJECT")
+[ -z "$left" ] || fail "left after down -v (containers, networks, volumes): $left"
 
 printf '\nsmoke: all container checks passed (image %s MB)\n' "$((size / 1000000))"

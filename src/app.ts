@@ -3,18 +3,17 @@ import express, { type Express } from 'express';
 import type { Store as RateLimitStore } from 'express-rate-limit';
 import { createAuth, readCredentials, type StaticTokenStore } from './auth';
 import type { Config } from './config';
-import type { Readiness } from './db/store';
 import { docsRoutes } from './docs/docs.routes';
 import { errorMiddleware } from './http/error.middleware';
 import { allowedMethods, methodNotAllowed, notFound } from './http/fallback.handlers';
 import { healthRoutes } from './http/health.routes';
 import { jsonBody } from './http/json-body';
 import { loadShedding } from './http/load-shed.middleware';
-import type { Lifecycle } from './http/lifecycle';
 import { rateLimitPerMinute } from './http/rate-limit.middleware';
 import { requestLog } from './http/request-log.middleware';
 import { securityHeaders } from './http/security-headers';
 import { inSequence } from './http/sequence';
+import type { Lifecycle, Readiness } from './lifecycle';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import { buildOpenApiDocument } from './openapi';
@@ -23,10 +22,13 @@ import type { PlantRepository } from './plants/plant.repository';
 import { PLANT_ALLOW, PLANTS_ALLOW, plantRoutes } from './plants/plant.routes';
 import { PlantService } from './plants/plant.service';
 
+/** The variables the HTTP app reads; the rest of the configuration is the service's and the store's. */
+export type AppConfig = Pick<Config, 'trustProxy' | 'corsOrigins' | 'docsEnabled' | 'loadShedLagMs' | 'rateLimitPerMinute' | 'bodyLimitBytes' | 'oidc'>;
+
 export type AppDeps = {
-  config: Config;
+  config: AppConfig;
   logger: Logger;
-  /** The store's repository and readiness check, whatever the dialect (src/db/store.ts). */
+  /** The store's repository and readiness check, whatever the dialect (src/store). */
   plants: PlantRepository;
   readiness: Readiness;
   lifecycle: Lifecycle;
@@ -39,7 +41,7 @@ export type AppDeps = {
 
 // The paths publicRoutes serves, matched as Express matches routes: any case, with or without a trailing slash.
 const PUBLIC_PATH = /^\/(?:healthz|readyz|openapi\.json|docs)(?:\/|$)/i;
-// Its OPTIONS routes: /plants and /plants/{id}. Other OPTIONS requests go on as before (to 401 or 404).
+// Its OPTIONS routes: /plants and /plants/{id}. Other OPTIONS requests continue down the chain (to 401 or 404).
 const PLANT_PATH = /^\/plants(?:\/[^/]+)?\/?$/i;
 
 /** Builds the whole HTTP app from its dependencies; reads no environment and listens on nothing. */

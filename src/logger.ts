@@ -26,8 +26,8 @@ export function createLogger(config: Pick<Config, 'logLevel'> & Partial<Pick<Con
 }
 
 /**
- * stdout through sonic-boom in batched writes instead of one write(2) per line (about 6% of the service's
- * throughput under load, measured by npm run bench), flushed every 100 ms so a quiet service's lines are
+ * stdout through sonic-boom in batched writes instead of one write(2) per line (a write per line costs
+ * throughput under load: docs/performance.md), flushed every 100 ms so a quiet service's lines are
  * never late by more.
  *
  * A reader that stops reading must not cost memory or the exit: the buffer holds at most maxBytes, lines
@@ -41,15 +41,15 @@ function bufferedStdout(maxBytes: number) {
   const stream = pino.destination({
     dest: 1,
     sync: false,
-    // Batches of 32 KiB (a quarter of the limit at most, so a small limit still writes): in a profile of creates
-    // the writes took 2.2% of the process in 4 KiB batches and 0.5% in 32 KiB ones.
+    // Batches of 32 KiB (a quarter of the limit at most, so a small limit still writes): larger batches, fewer
+    // write(2) calls per line logged.
     minLength: Math.min(32 * 1024, Math.floor(maxBytes / 4)),
     maxWrite: 64 * 1024,
     maxLength: maxBytes,
     retryEAGAIN: () => performance.now() < giveUpAt,
     // Buffers, not text: in text mode sonic-boom measures its pending chunk with Buffer.byteLength on every
-    // line, which flattens the whole chunk (up to 16 KiB) each time; that was 3 KB of garbage per request in a
-    // heap profile of creates. Each line is encoded once instead (lines below).
+    // line, which flattens the whole chunk (up to 16 KiB) each time and leaves garbage per request. Each line is
+    // encoded once instead (lines below).
     contentMode: 'buffer',
   });
   const flushSync = stream.flushSync.bind(stream);

@@ -1,15 +1,13 @@
 import type { RequestHandler } from 'express';
+import { TOKEN_SYNTAX } from '../config';
 import { AppError } from '../errors';
-import type { Credentials } from './credentials';
-import { JWT_SHAPE } from './credentials';
+import { credentialsOf, JWT_SHAPE, readCredentials, type Credentials } from './credentials';
 import type { JwtVerifier } from './jwt-verifier';
 import type { StaticTokenSet } from './static-tokens';
 import { requiredScope } from './scopes';
 
 // The scheme and whatever follows it: anything presented after "Bearer " is a token, well-formed or not.
 const BEARER = /^bearer +(.*?) *$/i;
-// RFC 6750 2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
-const TOKEN_SYNTAX = /^[A-Za-z0-9\-._~+/]+=*$/;
 const MALFORMED: Credentials = { kind: 'invalid', message: 'The bearer token is not valid: it has characters RFC 6750 does not allow in a token.' };
 const REALM = 'Bearer realm="plants"';
 const INVALID_TOKEN = { 'WWW-Authenticate': `${REALM}, error="invalid_token"` };
@@ -23,25 +21,26 @@ const UNKNOWN_STATIC: Credentials = { kind: 'invalid', message: 'The bearer toke
  */
 export function identify(staticTokens: () => StaticTokenSet, jwt: JwtVerifier | undefined): RequestHandler {
   return (req, res, next) => {
+    const locals = credentialsOf(res);
     const header = req.headers.authorization;
     const token = header === undefined ? undefined : BEARER.exec(header)?.[1];
     if (token === undefined || token === '') {
-      res.locals.credentials = MISSING;
+      locals.credentials = MISSING;
     } else if (!TOKEN_SYNTAX.test(token)) {
-      res.locals.credentials = MALFORMED;
+      locals.credentials = MALFORMED;
     } else if (jwt !== undefined && JWT_SHAPE.test(token)) {
       const verified = jwt.verify(token);
       if (!(verified instanceof Promise)) {
-        res.locals.credentials = verified;
+        locals.credentials = verified;
         next();
         return;
       }
       return verified.then((credentials) => {
-        res.locals.credentials = credentials;
+        locals.credentials = credentials;
         next();
       });
     } else {
-      res.locals.credentials = staticTokens().match(token) ?? UNKNOWN_STATIC;
+      locals.credentials = staticTokens().match(token) ?? UNKNOWN_STATIC;
     }
     next();
   };
@@ -49,8 +48,8 @@ export function identify(staticTokens: () => StaticTokenSet, jwt: JwtVerifier | 
 
 /** RFC 6750 §3: 401 with a Bearer challenge (error="invalid_token" once a token was presented), 403 for a missing scope. */
 export function authorize(): RequestHandler {
-  return (req, res, next) => {
-    const credentials = (res.locals.credentials as Credentials | undefined) ?? MISSING;
+  return (req, _res, next) => {
+    const credentials = readCredentials(req);
     if (credentials.kind === 'missing') {
       throw new AppError('missing_credentials', undefined, { headers: { 'WWW-Authenticate': REALM } });
     }

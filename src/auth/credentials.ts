@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import type { Scope } from './scopes';
 
 /**
@@ -13,9 +13,14 @@ export type Credentials =
 
 const MISSING: Credentials = { kind: 'missing' };
 
+/** Where the identify middleware keeps them: the only access to res.locals.credentials. */
+export function credentialsOf(res: Response | undefined): { credentials?: Credentials } {
+  return (res?.locals ?? {}) as { credentials?: Credentials };
+}
+
 /** The credentials the identify middleware resolved for this request ("missing" before it ran). */
 export function readCredentials(req: Request): Credentials {
-  return (req.res?.locals.credentials as Credentials | undefined) ?? MISSING;
+  return credentialsOf(req.res).credentials ?? MISSING;
 }
 
 /** Three base64url parts: a bearer of this shape is checked as a JWT when OIDC is configured. */

@@ -20,7 +20,7 @@ export type Auth = { identify: RequestHandler; authorize: RequestHandler };
 export function createAuth(config: Pick<Config, 'oidc'>, tokens: StaticTokenStore, logger: Logger): Auth {
   const { oidc } = config;
   if (oidc === undefined) return { identify: identify(tokens.current, undefined), authorize: authorize() };
-  // jose and undici load only with OIDC configured: a static-token deployment does not carry them (~25 MiB).
+  // jose and undici load only with OIDC configured: a static-token deployment does not carry their memory.
   /* eslint-disable @typescript-eslint/no-require-imports */
   const { JwtVerifier } = require('./jwt-verifier') as typeof import('./jwt-verifier');
   const { JwksCache } = require('./jwks-cache') as typeof import('./jwks-cache');

@@ -52,10 +52,6 @@ export class JwksCache {
     return this.fetchedSets;
   }
 
-  close(): Promise<void> {
-    return this.agent.close();
-  }
-
   private mayFetch(): boolean {
     return this.now() - this.attemptedAt >= this.options.cooldownMs;
   }

@@ -7,13 +7,11 @@ import { scopesOfClaims } from './scopes';
 export const ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
 
 /** A token shaped like a JWS compact serialisation: three base64url parts (the last empty for alg none). */
-export { JWT_SHAPE } from './credentials';
 
 export type JwtOptions = { issuer: string; audience: string; clockToleranceS: number; keys: JwksCache; now?: () => number };
 
 // A front end sends the same access token for minutes; remembering a verified one spares a signature check
-// (100 to 200 µs of CPU on the thread pool per request, measured with jose on this VM) on every request after
-// the first. Only tokens that verified are kept, so forged ones cannot fill it; it is bounded all the same.
+// (CPU on the thread pool, docs/performance.md) on every request after the first. Only tokens that verified are kept, so forged ones cannot fill it; it is bounded all the same.
 const VERIFIED_MAX = 10_000;
 
 type Verified = { credentials: Extract<Credentials, { kind: 'valid' }>; expiresAtMs: number; keysVersion: number };

@@ -8,7 +8,7 @@ import type { StaticTokenStore } from './token-store';
 const POLL_INTERVAL_MS = 250;
 
 /**
- * Reloads AUTH_TOKENS_FILE on SIGHUP and when the file changes. Started by server.ts after listen; the
+ * Reloads AUTH_TOKENS_FILE on SIGHUP and when the file changes. Started by the service (src/service.ts) after listen; the
  * function it returns stops both (called in the drain). Does nothing when no file is configured.
  */
 export function startTokenRotation(store: StaticTokenStore, logger: Logger): () => void {

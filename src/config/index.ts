@@ -24,49 +24,139 @@ export const TOKEN_SYNTAX = /^[A-Za-z0-9\-._~+/]+=*$/;
 
 // Every variable is a string or absent; an empty string counts as absent, as compose files often pass them.
 const envSchema = z.object({
-  NODE_ENV: z.enum(['development', 'production', 'test']).prefault('development'),
-  PORT: integer(0, 65535).prefault('3000'),
-  HOST: z.string().prefault('127.0.0.1'),
-  DATABASE_URL: databaseUrl.prefault('file:./data/plants.db'),
-  DATABASE_BUSY_TIMEOUT_MS: integer(0, 60_000).prefault('2000'),
-  DATABASE_POOL_SIZE: integer(1, 1000).prefault('10'),
-  DATABASE_STATEMENT_TIMEOUT_MS: integer(100, 600_000).prefault('5000'),
-  DATABASE_CONNECT_TIMEOUT_MS: integer(100, 600_000).prefault('2000'),
-  AUTH_TOKENS: list.optional(),
-  AUTH_TOKENS_FILE: z.string().optional(),
-  AUTH_JWKS_URL: jwksUrl.optional(),
-  AUTH_ISSUER: z.string().optional(),
-  AUTH_AUDIENCE: z.string().optional(),
-  AUTH_CLOCK_TOLERANCE_S: integer(0, 300).prefault('30'),
-  AUTH_JWKS_COOLDOWN_S: integer(0, 3600).prefault('30'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).prefault('info'),
-  LOG_BUFFER_LIMIT: byteSize.prefault('4mb'),
-  BODY_LIMIT: byteSize.prefault('16kb'),
-  CORS_ORIGINS: origins.prefault(''),
-  TRUST_PROXY: trustProxy.prefault('false'),
-  RATE_LIMIT_PER_MINUTE: integer(0, 1_000_000).prefault('1200'),
-  REDIS_URL: redisUrl.optional(),
-  REDIS_KEY_PREFIX: z.string().prefault('plant-store:rate-limit:'),
-  SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).prefault('10000'),
-  LOAD_SHED_LAG_MS: integer(0, 60_000).prefault('100'),
-  HEADERS_TIMEOUT_MS: integer(1000, 600_000).prefault('10000'),
-  REQUEST_TIMEOUT_MS: integer(1000, 600_000).prefault('30000'),
-  KEEP_ALIVE_TIMEOUT_MS: integer(1000, 600_000).prefault('65000'),
-  METRICS_PORT: integer(0, 65535).prefault('9464'),
-  METRICS_HOST: z.string().prefault('127.0.0.1'),
-  DOCS_ENABLED: z.enum(['true', 'false']).transform((value) => value === 'true').prefault('true'),
-  WEBHOOK_URLS: list.optional(),
-  WEBHOOK_URLS_FILE: z.string().optional(),
-  WEBHOOK_SECRET: webhookSecret.optional(),
-  WEBHOOK_TIMEOUT_MS: integer(100, 60_000).prefault('5000'),
-  WEBHOOK_RETRY_SCHEDULE: retrySchedule.prefault('5s,5m,30m,2h,5h,10h,10h'),
-  WEBHOOK_RETENTION_HOURS: integer(1, 24 * 365).prefault('72'),
-  WEBHOOK_CONNECTIONS: integer(1, 256).prefault('64'),
-  MAX_CONNECTIONS: integer(1, 1_000_000).prefault('1000'),
+  NODE_ENV: z.enum(['development', 'production', 'test']).prefault('development').describe(
+    '`development`, `production` or `test`. `production` requires a token source (`AUTH_TOKENS`, `AUTH_TOKENS_FILE` or `AUTH_JWKS_URL`); nothing else branches on it.',
+  ),
+  PORT: integer(0, 65535).prefault('3000').describe(
+    'TCP port of the public listener.',
+  ),
+  HOST: z.string().prefault('127.0.0.1').describe(
+    'Address of the public listener. The Dockerfile sets `0.0.0.0`.',
+  ),
+  DATABASE_URL: databaseUrl.prefault('file:./data/plants.db').describe(
+    '`file:<path>` names the SQLite file (its directory is created when missing; a relative path is from the working directory). `postgres://user:password@host:5432/database` (or `postgresql://`) uses PostgreSQL instead, for several replicas.',
+  ),
+  DATABASE_BUSY_TIMEOUT_MS: integer(0, 60_000).prefault('2000').describe(
+    'SQLite: how long a write keeps retrying (on timers, never blocking) while another process holds the lock, before 503 (milliseconds).',
+  ),
+  DATABASE_POOL_SIZE: integer(1, 1000).prefault('10').describe(
+    'PostgreSQL: connections this process keeps at most.',
+  ),
+  DATABASE_STATEMENT_TIMEOUT_MS: integer(100, 600_000).prefault('5000').describe(
+    'PostgreSQL: the longest a request waits on the database, a connection and then its statement, before 503 (milliseconds).',
+  ),
+  DATABASE_CONNECT_TIMEOUT_MS: integer(100, 600_000).prefault('2000').describe(
+    'PostgreSQL: the longest one connection attempt may take (milliseconds); less than `DATABASE_STATEMENT_TIMEOUT_MS`.',
+  ),
+  AUTH_TOKENS: list.optional().describe(
+    'Accepted bearer tokens, comma-separated, each at least 32 characters of RFC 6750 token syntax (`A-Z a-z 0-9 - . _ ~ + /`, `=` at the end). With neither this nor `AUTH_TOKENS_FILE` outside production, one token is generated and logged at start.',
+  ),
+  AUTH_TOKENS_FILE: z.string().optional().describe(
+    'A file of static tokens, one a line (blank lines and `#` lines skipped), e.g. a container secret: the token itself or `sha256:<64 hex digits>` of it (`npm run token` prints both), then optional scopes (`plants:read plants:write`; none means both). Accepted together with `AUTH_TOKENS`; re-read on SIGHUP and when the file changes (a file that does not parse keeps the previous set and logs an error).',
+  ),
+  AUTH_JWKS_URL: jwksUrl.optional().describe(
+    'The identity provider\'s JWKS URL (Keycloak, Auth0, …): turns on JWT access tokens. `https://`, or `http://` on loopback only. Set with `AUTH_ISSUER` and `AUTH_AUDIENCE`, or not at all.',
+  ),
+  AUTH_ISSUER: z.string().optional().describe(
+    'The issuer (`iss`) a JWT access token must carry; required with `AUTH_JWKS_URL`.',
+  ),
+  AUTH_AUDIENCE: z.string().optional().describe(
+    'The audience (`aud`) a JWT access token must carry; required with `AUTH_JWKS_URL`.',
+  ),
+  AUTH_CLOCK_TOLERANCE_S: integer(0, 300).prefault('30').describe(
+    'Seconds of clock skew allowed when checking a JWT\'s `exp` and `nbf` (0 to 300).',
+  ),
+  AUTH_JWKS_COOLDOWN_S: integer(0, 3600).prefault('30').describe(
+    'Seconds between two fetches of the JWKS at least (a token with an unknown `kid` triggers a fetch).',
+  ),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).prefault('info').describe(
+    'pino level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`.',
+  ),
+  LOG_BUFFER_LIMIT: byteSize.prefault('4mb').describe(
+    'Log lines held for a slow or blocked stdout, at most this much (bytes, or a number with `kb` or `mb`). Past it lines are dropped and counted; the count is logged once stdout drains.',
+  ),
+  BODY_LIMIT: byteSize.prefault('16kb').describe(
+    'Largest accepted request body: bytes, or a number with `kb` or `mb` (1024-based).',
+  ),
+  CORS_ORIGINS: origins.prefault('').describe(
+    'Browser origins allowed to call, comma-separated (`https://app.example.com`). Empty: no CORS headers at all.',
+  ),
+  TRUST_PROXY: trustProxy.prefault('false').describe(
+    'Which proxies to trust for `X-Forwarded-For`: `false`, a hop count (`1` behind one nginx), or comma-separated addresses, CIDRs or IPv4 address/netmask (also `loopback`, `linklocal`, `uniquelocal`). `true` is refused, since it trusts what any client writes; so is a list covering every address (`0.0.0.0/0`, `::/0`, or ranges that add up to it).',
+  ),
+  RATE_LIMIT_PER_MINUTE: integer(0, 1_000_000).prefault('1200').describe(
+    'Requests per minute per token, and per client address for requests without a valid token. `0` disables.',
+  ),
+  REDIS_URL: redisUrl.optional().describe(
+    '`redis://host:6379` keeps the rate limit\'s counters in Redis, shared by every replica; when Redis cannot be reached requests go through unlimited (one log line per outage). Empty: counters in this process.',
+  ),
+  REDIS_KEY_PREFIX: z.string().prefault('plant-store:rate-limit:').describe(
+    'Prefix of the rate limit\'s keys in Redis: one per deployment sharing a Redis.',
+  ),
+  SHUTDOWN_TIMEOUT_MS: integer(0, 600_000).prefault('10000').describe(
+    'On SIGTERM or SIGINT: how long in-flight requests and webhook attempts may take before their connections are closed and the process exits 1 (milliseconds).',
+  ),
+  LOAD_SHED_LAG_MS: integer(0, 60_000).prefault('100').describe(
+    'Load shedding: when the event loop runs this late (milliseconds), new requests get 503 with `Retry-After` instead of waiting in line; health checks are never shed. Three late samples in a row (20 ms apart) start it, the first on-time sample ends it. `0` disables.',
+  ),
+  HEADERS_TIMEOUT_MS: integer(1000, 600_000).prefault('10000').describe(
+    'Against slow clients: time to receive all request headers, then 408 (milliseconds).',
+  ),
+  REQUEST_TIMEOUT_MS: integer(1000, 600_000).prefault('30000').describe(
+    'Against slow clients: time to receive the whole request, then 408 (milliseconds); not below `HEADERS_TIMEOUT_MS`.',
+  ),
+  KEEP_ALIVE_TIMEOUT_MS: integer(1000, 600_000).prefault('65000').describe(
+    'Idle keep-alive connections close after this (milliseconds); keep it above the proxy\'s upstream idle timeout (nginx 60 s), so the proxy closes first.',
+  ),
+  METRICS_PORT: integer(0, 65535).prefault('9464').describe(
+    'Prometheus metrics (`GET /metrics`) on a listener of their own, never on `PORT`. `0` turns metrics off entirely: no instrument runs.',
+  ),
+  METRICS_HOST: z.string().prefault('127.0.0.1').describe(
+    'Address of the metrics listener. The Dockerfile sets `0.0.0.0` and publishes no port for it; nginx does not route to it.',
+  ),
+  DOCS_ENABLED: z.enum(['true', 'false']).transform((value) => value === 'true').prefault('true').describe(
+    'The API reference page at `GET /docs` (no token needed to read it); `false` turns it off.',
+  ),
+  WEBHOOK_URLS: list.optional().describe(
+    'New-plant webhook subscribers: `http` or `https` URLs, comma-separated, without user or password. Set with `WEBHOOK_SECRET`, or not at all: unset, no webhook runs and nothing is stored.',
+  ),
+  WEBHOOK_URLS_FILE: z.string().optional().describe(
+    'A file of more subscribers, one URL a line (`#` lines skipped), added to `WEBHOOK_URLS`.',
+  ),
+  WEBHOOK_SECRET: webhookSecret.optional().describe(
+    'Standard Webhooks signing secret: `whsec_` and the base64 of at least 24 random bytes (`whsec_$(openssl rand -base64 32)`). Required with subscribers, refused without.',
+  ),
+  WEBHOOK_TIMEOUT_MS: integer(100, 60_000).prefault('5000').describe(
+    'A delivery attempt without a 2xx answer within this time has failed (milliseconds).',
+  ),
+  WEBHOOK_RETRY_SCHEDULE: retrySchedule.prefault('5s,5m,30m,2h,5h,10h,10h').describe(
+    'Delays before each retry (`ms`, `s`, `m`, `h`), each with ±20% jitter; after the last one the event is marked failed.',
+  ),
+  WEBHOOK_RETENTION_HOURS: integer(1, 24 * 365).prefault('72').describe(
+    'Delivered and failed events older than this are deleted from the outbox (hours).',
+  ),
+  WEBHOOK_CONNECTIONS: integer(1, 256).prefault('64').describe(
+    'Most connections, and attempts at once, per subscriber: also the most events delivered per round trip to it.',
+  ),
+  MAX_CONNECTIONS: integer(1, 1_000_000).prefault('1000').describe(
+    'Open connections at most; past it a new connection is closed on accept, before a byte is read. The default fits the usual open-file limit of 1024 with room for the database, the log and Node\'s own descriptors.',
+  ),
 });
 
 /** Every variable the service reads; `.env.example` lists the same set (checked by a test). */
 export const CONFIG_VARIABLES = Object.keys(envSchema.shape);
+
+/**
+ * Each variable as the schema describes it: its default as written in the environment (undefined: unset by
+ * default) and its meaning. `.env.example` and docs/configuration.md are generated from this
+ * (tests/helpers/config-reference.ts), and a test checks they are current.
+ */
+export const CONFIG_REFERENCE: readonly { name: string; default: string | undefined; description: string }[] = Object.entries(envSchema.shape).map(
+  ([name, schema]) => {
+    const def: { type: string; defaultValue?: unknown } = schema._zod.def;
+    return { name, default: def.type === 'prefault' ? String(def.defaultValue) : undefined, description: schema.description ?? '' };
+  },
+);
 
 export type TokenSource = 'AUTH_TOKENS' | 'AUTH_TOKENS_FILE' | 'AUTH_JWKS_URL' | 'generated';
 
@@ -105,9 +195,12 @@ export type Config = Readonly<{
   maxConnections: number;
 }>;
 
+/** A subscriber's URL, parsed once here: `url` names it in the outbox and the logs, the rest is where to send. */
+export type WebhookSubscriber = Readonly<{ url: string; origin: string; host: string; path: string }>;
+
 /** Subscribers and how to reach them; undefined when no webhook is configured. */
 export type WebhookConfig = Readonly<{
-  urls: readonly string[];
+  subscribers: readonly WebhookSubscriber[];
   secret: string;
   timeoutMs: number;
   retryScheduleMs: readonly number[];
@@ -171,7 +264,7 @@ function resolveWebhooks(env: z.infer<typeof envSchema>): WebhookConfig | undefi
   if (urls.length === 0 && env.WEBHOOK_SECRET === undefined) return undefined;
   if (urls.length === 0) throw new ConfigError('WEBHOOK_SECRET is set but no subscriber is: set WEBHOOK_URLS or WEBHOOK_URLS_FILE, or unset WEBHOOK_SECRET');
   if (env.WEBHOOK_SECRET === undefined) throw new ConfigError('WEBHOOK_URLS / WEBHOOK_URLS_FILE need WEBHOOK_SECRET (whsec_ followed by base64) to sign deliveries');
-  for (const url of urls) {
+  const subscribers = urls.map((url): WebhookSubscriber => {
     let parsed: URL;
     try {
       parsed = new URL(url);
@@ -181,10 +274,11 @@ function resolveWebhooks(env: z.infer<typeof envSchema>): WebhookConfig | undefi
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError(`WEBHOOK_URLS: "${url}" must be http or https`);
     // Logs name the subscriber by host; credentials in the URL would be one careless log line from leaking.
     if (parsed.username !== '' || parsed.password !== '') throw new ConfigError(`WEBHOOK_URLS: a URL must not carry a user or password (${parsed.host})`);
-  }
+    return Object.freeze({ url, origin: parsed.origin, host: parsed.host, path: `${parsed.pathname}${parsed.search}` });
+  });
   if (new Set(urls).size !== urls.length) throw new ConfigError('WEBHOOK_URLS: a URL is listed twice; each subscriber once');
   return Object.freeze({
-    urls,
+    subscribers,
     secret: env.WEBHOOK_SECRET,
     timeoutMs: env.WEBHOOK_TIMEOUT_MS,
     retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE,

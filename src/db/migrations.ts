@@ -8,7 +8,6 @@ import path from 'node:path';
  * endings; an applied file that was edited stops the start. The dialect runners (migrate.ts, migrate.postgres.ts) only know their SQL.
  */
 export type Migration = Readonly<{ name: string; sql: string; checksum: string; crlfChecksum: string }>;
-export type Dialect = 'sqlite' | 'postgres';
 
 export const MIGRATIONS_ROOT = path.resolve(__dirname, '..', '..', 'migrations');
 

@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler } from 'express';
 import { AppError, catalogue, type Reason } from '../errors';
 import type { Logger } from '../logger';
-import type { TraceContext } from './trace-context';
+import { localsOf } from '../request-locals';
 
 // body-parser's errors carry a `type`; each known one gets a catalogue row instead of its own status and text.
 const PARSER_ERRORS: Record<string, { reason: Reason; message?: (error: { limit?: number }) => string }> = {
@@ -34,18 +34,19 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     }
     // Already answered on the raw connection (a request timeout, src/http/http-edges.ts): the failure that
     // follows (the body reader seeing the connection close) must not rewrite what the log says was sent.
-    if (res.locals.answeredOnSocket === true) return;
+    const locals = localsOf(res);
+    if (locals.answeredOnSocket === true) return;
     const appError = toAppError(error);
     const row = catalogue[appError.reason];
-    res.locals.errorCode = row.code;
-    const traceId = (res.locals.trace as TraceContext | undefined)?.traceId;
+    locals.errorCode = row.code;
+    const traceId = locals.trace?.traceId;
     // The request line already carries the code. A fault adds its stack: a 500 at error level, a store
     // fault is logged once per episode by src/db/sqlite-health.ts, not per request. Shedding and draining add
     // nothing: under overload a line per shed request would cost more than the shedding saves.
     if (appError.reason === 'internal') {
-      logger.error({ err: appError.cause ?? appError, reqId: res.locals.reqId, traceId, error: row.code }, appError.message);
+      logger.error({ err: appError.cause ?? appError, reqId: locals.reqId, traceId, error: row.code }, appError.message);
     } else if (row.status >= 500 && appError.cause !== undefined && appError.reason !== 'store_unavailable') {
-      logger.warn({ err: appError.cause, reqId: res.locals.reqId, traceId, error: row.code }, appError.message);
+      logger.warn({ err: appError.cause, reqId: locals.reqId, traceId, error: row.code }, appError.message);
     }
     res.status(row.status).set(appError.headers);
     if (row.status === 503 && !res.hasHeader('Retry-After')) res.set('Retry-After', '1');

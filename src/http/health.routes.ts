@@ -1,7 +1,6 @@
 import type { IRouter } from 'express';
-import type { Readiness } from '../db/store';
 import { AppError } from '../errors';
-import type { Lifecycle } from './lifecycle';
+import type { Lifecycle, Readiness } from '../lifecycle';
 
 /** Liveness and readiness, without authentication: the orchestrator and the proxy call them. */
 export function healthRoutes(app: IRouter, deps: { readiness: Readiness; lifecycle: Lifecycle }): void {

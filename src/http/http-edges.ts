@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AppError, catalogue, type Reason } from '../errors';
 import type { Logger } from '../logger';
+import { localsOf } from '../request-locals';
 
 /**
  * What happens before Express sees a request: requests Node's parser refuses (malformed, headers too large,
@@ -40,8 +41,9 @@ export function installHttpEdges(server: http.Server, logger: Logger): void {
       // A request whose body timed out: its own log line (written when the response closes) gets what the
       // client is told here.
       inFlight.statusCode = row.status;
-      const locals = (inFlight as http.ServerResponse & { locals?: Record<string, unknown> }).locals;
-      if (locals !== undefined) Object.assign(locals, { errorCode: row.code, answeredOnSocket: true });
+      const locals = localsOf(inFlight);
+      locals.errorCode = row.code;
+      locals.answeredOnSocket = true;
     } else {
       logger.info({ reqId, status: row.status, ip: (socket as Duplex & { remoteAddress?: string }).remoteAddress, error: row.code, parser: error.code }, 'request');
     }

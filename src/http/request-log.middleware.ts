@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { Logger } from '../logger';
-import { parseTraceparent } from './trace-context';
+import { readCredentials, type Credentials } from '../auth';
+import { localsOf } from '../request-locals';
+import { parseTraceparent } from '../tracing';
 import { missingHost } from './http-edges';
 
 // A client's id is echoed into headers and logs, so it must be short and plain.
@@ -11,6 +13,9 @@ const WELL_FORMED_ID = /^[\w.:-]{1,128}$/;
  * The path of a request target, nothing else: the query may carry what a client should not have sent, and an
  * absolute-form target (`http://user:token@host/plants`, RFC 9112 3.2.2) may carry credentials.
  */
+// Who called, never their secret; none when no valid credentials were presented.
+const callerOf = (credentials: Credentials): string | undefined => (credentials.kind === 'valid' ? credentials.caller : undefined);
+
 function pathOf(url: string): string {
   if (url.startsWith('/')) {
     const query = url.indexOf('?');
@@ -33,11 +38,12 @@ export function requestLog(logger: Logger, trustsProxy: boolean): RequestHandler
     const started = performance.now();
     const incoming = req.headers['x-request-id'];
     const reqId = typeof incoming === 'string' && WELL_FORMED_ID.test(incoming) ? incoming : randomUUID();
-    res.locals.reqId = reqId;
+    const locals = localsOf(res);
+    locals.reqId = reqId;
     res.setHeader('X-Request-Id', reqId);
     // The caller's W3C trace, for this line, the error lines and outbound calls; none without a valid header.
     const trace = parseTraceparent(req.headers.traceparent);
-    res.locals.trace = trace;
+    locals.trace = trace;
     // 'close' comes once per response; `on` spares the once-wrapper and its removal on every request.
     res.on('close', () => {
       const url = req.originalUrl;
@@ -51,9 +57,9 @@ export function requestLog(logger: Logger, trustsProxy: boolean): RequestHandler
           status: res.statusCode,
           ms: Math.round((performance.now() - started) * 10) / 10,
           ip: trustsProxy ? req.ip : req.socket.remoteAddress,
-          error: res.locals.errorCode,
+          error: locals.errorCode,
           // Who called, never their secret: token:<n>, sha256:<digest prefix> or sub:<JWT subject>.
-          caller: (res.locals.credentials as { caller?: string } | undefined)?.caller,
+          caller: callerOf(readCredentials(req)),
           aborted: res.writableFinished ? undefined : true,
         },
         'request',

@@ -2,8 +2,8 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 
 /**
  * Runs middleware one after another as a single router layer. Each layer of the Express router costs a
- * matching pass and its own garbage on every request (about 1 KB in a heap profile of creates), so middleware
- * that runs on every request is grouped: the order inside reads as before, top to bottom. Like the router, it
+ * matching pass and its own garbage on every request, so middleware that runs on every request is grouped:
+ * the order inside still reads top to bottom. Like the router, it
  * passes a thrown error or a rejected promise to `next`, and stops where a handler ends the response.
  */
 export function inSequence(...handlers: RequestHandler[]): RequestHandler {

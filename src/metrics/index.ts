@@ -7,6 +7,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Express, RequestHandler } from 'express';
 import { catalogue } from '../errors';
 import type { StoreObserver } from '../plants/store-observer';
+import { localsOf } from '../request-locals';
 import type { WebhookObserver } from '../webhooks';
 import { routeTemplate } from './route-template';
 import { webhookMetrics } from './webhook-metrics';
@@ -102,7 +103,7 @@ export function createMetrics(): Metrics {
         // A client that left before any byte of the answer has no status: a label of its own, not a false 200.
         const status = res.headersSent ? res.statusCode : 'aborted';
         duration.observe({ method: req.method, route: route(req), status_code: status }, (performance.now() - started) / 1000);
-        const code = res.locals.errorCode as number | undefined;
+        const code = localsOf(res).errorCode;
         if (code === undefined) return;
         const cause = causeOf.get(code) ?? 'unknown';
         errors.inc({ code, cause });

@@ -1,9 +1,9 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
 import { AppError, type FieldProblem, type Reason } from '../errors';
-import type { TraceContext } from '../http/trace-context';
+import { localsOf } from '../request-locals';
 import type { PlantService } from './plant.service';
-import { listQuerySchema, newPlantSchema, plantIdParamSchema, type FieldCode } from './plant.schemas';
+import { listQuerySchema, newPlantSchema, plantIdParamSchema, type FieldCode, type ListQuery } from './plant.schemas';
 
 /**
  * A failed parse as the 400 a form can use: the message names every problem, `fields` lists them one by one.
@@ -57,7 +57,7 @@ function forwardedPrefix(req: Request): string {
  * is the request's pathname (never the host of an absolute-form target such as GET http://evil.example/plants),
  * under the prefix a trusted proxy mounts the service at.
  */
-function nextLink(req: Request, query: { limit: number; tag?: string }, after: bigint): string {
+function nextLink(req: Request, query: Pick<ListQuery, 'limit' | 'tag'>, after: bigint): string {
   const tag = query.tag === undefined ? '' : `&tag=${encodeURIComponent(query.tag)}`;
   return `<${forwardedPrefix(req)}${req.path}?limit=${query.limit}&after=${after}${tag}>; rel="next"`;
 }
@@ -68,7 +68,7 @@ export class PlantController {
   create = async (req: Request, res: Response): Promise<void> => {
     const parsed = newPlantSchema.safeParse(req.body);
     if (!parsed.success) throw invalid('invalid_field', parsed.error, req.body as Record<string, unknown>);
-    const trace = res.locals.trace as TraceContext | undefined;
+    const { trace } = localsOf(res);
     const plant = await this.service.create(parsed.data, trace === undefined ? undefined : { trace });
     // The Plant body: name and tag as stored, tag left out when absent, never the id.
     res.set('Cache-Control', 'no-store').json(plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag });

@@ -1,10 +1,10 @@
 import type { PgPool } from '../db/postgres';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
-import { APPLY_WITH_EVENTS, type PostgresWebhooks } from '../webhooks';
 import type { CreateContext, InsertOutcome, PlantRepository, PlantsPage, StoredPlant } from './plant.repository';
 import { plantJson, plantsJson } from './plant.json';
-import { INT64_MAX, INT64_MIN, type NewPlant, type Plant } from './plant.schemas';
+import type { PostgresPlantOutbox } from './plant.outbox';
+import { INT64_MAX, INT64_MIN, type ListQuery, type NewPlant, type Plant } from './plant.schemas';
 import { ignoreStore, type StoreObserver } from './store-observer';
 
 type Row = { id: bigint; name: string; tag: string | null };
@@ -42,9 +42,9 @@ type Pending =
  * Group commit on PostgreSQL: creates and deletes that arrive in one event-loop turn go to the server as one
  * call of plants_apply (migrations/postgres/001) in one statement, so one transaction and one round trip; each
  * caller is answered after that commit (synchronous_commit=on). Operations on one id keep their arrival order;
- * across ids the batch is sorted by id so that two replicas' batches lock rows in the same order. With webhooks
- * configured the same statement also writes the created plants' events (APPLY_WITH_EVENTS, a transactional
- * outbox), still one round trip; without, the statement is plants_apply alone and nothing more is written.
+ * across ids the batch is sorted by id so that two replicas' batches lock rows in the same order. Given an outbox
+ * (webhooks configured), the same statement also writes the created plants' events (a transactional outbox),
+ * still one round trip; without, the statement is plants_apply alone and nothing more is written.
  */
 export class PostgresPlantRepository implements PlantRepository {
   private pending: Pending[] = [];
@@ -55,7 +55,7 @@ export class PostgresPlantRepository implements PlantRepository {
     private readonly logger: Logger,
     private readonly deadlineMs: number,
     private readonly observer: StoreObserver = ignoreStore,
-    private readonly webhooks?: Pick<PostgresWebhooks, 'outbox' | 'wake'>,
+    private readonly outbox?: PostgresPlantOutbox,
   ) {}
 
   /** Called once the migrations are applied; before that every operation answers 503. */
@@ -82,7 +82,7 @@ export class PostgresPlantRepository implements PlantRepository {
   }
 
   /** Ascending id, ids greater than `after` when given, only `tag` when given, at most `limit` plants. */
-  async list(query: { limit: number; after?: bigint; tag?: string }): Promise<PlantsPage> {
+  async list(query: ListQuery): Promise<PlantsPage> {
     // One statement per shape, not `($1 IS NULL OR id > $1)`: a prepared statement's generic plan could not
     // start its index scan at the cursor, and a deep page would read every row before it.
     if (query.after === INT64_MAX) return { json: '[]' };
@@ -140,14 +140,14 @@ export class PostgresPlantRepository implements PlantRepository {
       ordered.map((operation) => (operation.kind === 'c' ? operation.plant.name : null)),
       ordered.map((operation) => (operation.kind === 'c' ? (operation.plant.tag ?? null) : null)),
     ];
-    const outbox = this.webhooks?.outbox;
+    const outbox = this.outbox;
     const statement =
       outbox === undefined
         ? this.query<ApplyRow>('plants_apply', 'SELECT idx, created, deleted, stored_name, stored_tag FROM plants_apply($1, $2, $3, $4)', values)
         : this.query<ApplyRow>(
             'plants_apply_events',
-            APPLY_WITH_EVENTS,
-            values.concat(outbox.eventParams(ordered.map((op) => (op.kind === 'c' ? { plant: op.plant, trace: op.context?.trace } : undefined)))),
+            outbox.statement,
+            values.concat(outbox.params(ordered.map((op) => (op.kind === 'c' ? { plant: op.plant, trace: op.context?.trace } : undefined)))),
           );
     statement.then(
       ({ rows }) => {
@@ -156,7 +156,7 @@ export class PostgresPlantRepository implements PlantRepository {
         const seconds = (performance.now() - started) / 1000;
         this.observer.committed(batch.length, seconds);
         this.logger.debug({ rows: batch.length, ms: Math.round(seconds * 100_000) / 100 }, 'group commit');
-        if (this.webhooks !== undefined && rows.some((row) => row.created)) this.webhooks.wake();
+        if (outbox !== undefined && rows.some((row) => row.created)) outbox.wake();
         for (const row of rows) {
           const operation = ordered[row.idx - 1];
           if (operation === undefined) continue;

@@ -1,11 +1,11 @@
 import type Database from 'better-sqlite3';
 import type { Db } from '../db/database';
 import type { Logger } from '../logger';
-import type { PlantOutbox } from '../webhooks';
 import { AppError } from '../errors';
 import { isStoreFault, type SqliteHealth } from '../db/sqlite-health';
 import type { CreateContext, InsertOutcome, PlantRepository, PlantsPage } from './plant.repository';
-import type { NewPlant, Plant } from './plant.schemas';
+import type { PlantOutbox } from './plant.outbox';
+import type { ListQuery, NewPlant, Plant } from './plant.schemas';
 import { ignoreStore, type StoreObserver } from './store-observer';
 
 type Row = { name: string; tag: string | null };
@@ -123,7 +123,7 @@ export class SqlitePlantRepository implements PlantRepository {
     }
   }
 
-  list({ limit, after, tag }: { limit: number; after?: bigint; tag?: string }): Promise<PlantsPage> {
+  list({ limit, after, tag }: ListQuery): Promise<PlantsPage> {
     try {
       // One row more than the page: when it comes back, another page follows.
       let plants: string[];

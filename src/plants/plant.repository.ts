@@ -1,5 +1,5 @@
-import type { TraceContext } from '../http/trace-context';
-import type { NewPlant, Plant } from './plant.schemas';
+import type { TraceContext } from '../tracing';
+import type { ListQuery, NewPlant, Plant } from './plant.schemas';
 
 export type InsertOutcome = { created: boolean; stored: Plant };
 
@@ -8,7 +8,7 @@ export type StoredPlant = { id: bigint; name: string; tag?: string };
 
 /**
  * Reads come back as the JSON text a response carries, ids written digit for digit: SQLite writes it in C
- * (json_object), with no row object or bigint per plant (see README "Decisions", reads).
+ * (json_object), with no row object or bigint per plant (docs/decisions.md, reads).
  */
 export type PlantsPage = {
   /** A JSON array of StoredPlant, `tag` left out where there is none. */
@@ -34,7 +34,7 @@ export type PlantRepository = {
   /** The plant's JSON text (a StoredPlant), or undefined when no plant has the id. */
   findById(id: bigint): Promise<string | undefined>;
   /** Ascending id, ids greater than `after` when given, only `tag` when given, at most `limit` plants. */
-  list(query: { limit: number; after?: bigint; tag?: string }): Promise<PlantsPage>;
+  list(query: ListQuery): Promise<PlantsPage>;
   /**
    * Resolves after the delete is committed and fsynced: true when a plant was deleted, false when none had the id.
    * Deletes and creates that arrive together apply in arrival order.

@@ -1,6 +1,6 @@
 import { AppError } from '../errors';
 import type { CreateContext, PlantRepository, PlantsPage } from './plant.repository';
-import type { NewPlant, Plant } from './plant.schemas';
+import type { ListQuery, NewPlant, Plant } from './plant.schemas';
 
 const notFound = (id: bigint) => new AppError('plant_not_found', `id: no plant has id ${id}.`);
 
@@ -27,7 +27,7 @@ export class PlantService {
   }
 
   /** One page of plants as JSON text, and the id to continue after when more follow. */
-  list(query: { limit: number; after?: bigint; tag?: string }): Promise<PlantsPage> {
+  list(query: ListQuery): Promise<PlantsPage> {
     return this.plants.list(query);
   }
 

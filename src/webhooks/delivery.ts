@@ -1,6 +1,6 @@
 import { Pool, type Dispatcher } from 'undici';
-import type { WebhookConfig } from '../config';
-import { childTraceparent } from '../http/trace-context';
+import type { WebhookConfig, WebhookSubscriber } from '../config';
+import { childTraceparent } from '../tracing';
 import { signedHeaders } from './event';
 import type { OutboxEvent } from './outbox';
 import type { AttemptOutcome } from './webhook-observer';
@@ -13,14 +13,13 @@ export type AttemptResult = { failure: string | undefined; status: number | unde
 // Failures that say the subscriber cannot be reached at all, rather than that this one request went wrong.
 export const UNREACHABLE = new Set(['ECONNREFUSED', 'UND_ERR_CONNECT_TIMEOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
-export function subscriberOf(url: string, config: WebhookConfig): Subscriber {
-  const parsed = new URL(url);
+export function subscriberOf({ url, origin, host, path }: WebhookSubscriber, config: Pick<WebhookConfig, 'connections' | 'timeoutMs'>): Subscriber {
   return {
     url,
-    host: parsed.host,
-    path: `${parsed.pathname}${parsed.search}`,
+    host,
+    path,
     // No redirect interceptor: a 3xx is an answer that is not 2xx, so it is retried, never followed.
-    pool: new Pool(parsed.origin, {
+    pool: new Pool(origin, {
       connections: config.connections,
       pipelining: 1,
       connect: { timeout: config.timeoutMs },

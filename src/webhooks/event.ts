@@ -1,5 +1,5 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import type { TraceContext } from '../http/trace-context';
+import type { TraceContext } from '../tracing';
 import type { NewPlant } from '../plants/plant.schemas';
 
 /**

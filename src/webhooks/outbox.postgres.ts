@@ -1,13 +1,7 @@
-import type { Pool, PoolClient } from 'pg';
-import type { TraceContext } from '../http/trace-context';
-import type { NewPlant } from '../plants/plant.schemas';
+import type { Pool } from 'pg';
+import type { BatchCreate } from '../plants/plant.outbox';
 import { newEventId, newPlantPayload, traceColumn, traceOfColumn } from './event';
 import type { OutboxEvent, OutboxStore, Settlement } from './outbox';
-
-type Queryable = Pick<PoolClient, 'query'>;
-
-/** One operation of a plant batch as the outbox sees it: a create (its plant and trace) or a delete (undefined). */
-export type BatchCreate = { plant: NewPlant; trace?: TraceContext } | undefined;
 
 /**
  * The plant group commit with its events, in one statement and so one transaction and one round trip: $1 to $4
@@ -29,8 +23,8 @@ export const APPLY_WITH_EVENTS = `WITH applied AS MATERIALIZED (
 SELECT idx, created, deleted, stored_name, stored_tag FROM applied`;
 
 /**
- * The PostgreSQL outbox, shared by every replica. recordCreated runs on the client holding the plant's
- * transaction. A claim moves next_attempt_at past a lease in the same statement that picks the rows
+ * The PostgreSQL outbox, shared by every replica. Events are written by APPLY_WITH_EVENTS, in the plants'
+ * own statement. A claim moves next_attempt_at past a lease in the same statement that picks the rows
  * (FOR UPDATE SKIP LOCKED), so two replicas never attempt one event at once; a replica that dies mid-attempt
  * leaves the event to be claimed again when its lease runs out.
  */
@@ -52,36 +46,6 @@ export class PostgresOutbox implements OutboxStore {
       for (let i = 0; i < this.subscribers.length; i += 1) eventIds.push(operation === undefined ? '' : newEventId());
     }
     return [this.subscribers, payloads, eventIds, contexts, Date.now()];
-  }
-
-  /**
-   * Inside the caller's transaction, for the plants it actually inserted: one event per subscriber each.
-   * `traces[i]`, when given, is the W3C trace of the create that brought `plants[i]`.
-   */
-  async recordCreated(client: Queryable, plants: readonly NewPlant[], traces: readonly (TraceContext | undefined)[] = []): Promise<void> {
-    if (plants.length === 0 || this.subscribers.length === 0) return;
-    const ids: string[] = [];
-    const subscribers: string[] = [];
-    const plantIds: string[] = [];
-    const payloads: string[] = [];
-    const contexts: (string | null)[] = [];
-    plants.forEach((plant, index) => {
-      const payload = newPlantPayload(plant);
-      const context = traceColumn(traces[index]);
-      for (const subscriber of this.subscribers) {
-        ids.push(newEventId());
-        subscribers.push(subscriber);
-        plantIds.push(plant.id.toString());
-        payloads.push(payload);
-        contexts.push(context);
-      }
-    });
-    await client.query(
-      `INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, trace_context, next_attempt_at, created_at, updated_at)
-       SELECT e, s, p, pl, t, $6::bigint, $6::bigint, $6::bigint
-       FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[]) AS u(e, s, p, pl, t)`,
-      [ids, subscribers, plantIds, payloads, contexts, Date.now()],
-    );
   }
 
   /** Every claim looks at all due events: claimed ones are leased on disk, so there is nothing to read past. */

@@ -1,9 +1,10 @@
-import { openDatabase, type Db } from '../db/database';
+import type { Db } from '../db/database';
 import { AppError } from '../errors';
-import type { TraceContext } from '../http/trace-context';
+import type { TraceContext } from '../tracing';
+import type { PlantOutbox } from '../plants/plant.outbox';
 import type { NewPlant } from '../plants/plant.schemas';
 import { newEventId, newPlantPayload, traceColumn, traceOfColumn } from './event';
-import type { OutboxEvent, OutboxStore, PlantOutbox, Settlement } from './outbox';
+import type { OutboxEvent, OutboxStore, Settlement } from './outbox';
 
 type Row = {
   seq: number;
@@ -23,10 +24,10 @@ const START: Key = { at: -1, seq: 0 };
  * The SQLite outbox: recordCreated runs inside the plant repository's group-commit transaction, on its
  * connection. One process owns a SQLite file, so an event being attempted is held in memory (no write per
  * claim) until its outcome is written. Outcomes are written on the same connection, each batch committed with
- * synchronous=NORMAL (no fsync of its own): an fsync per outcome batch blocked the event loop and slowed creates
- * tenfold on a busy disk, and a lost outcome only means one more delivery with the same webhook-id (the next
+ * synchronous=NORMAL (no fsync of its own): an fsync per outcome batch would block the event loop and slow
+ * creates on a busy disk, and a lost outcome only means one more delivery with the same webhook-id (the next
  * create's fsync of the shared WAL makes it durable anyway). Not on a second connection: in WAL mode each
- * connection drops its whole page cache whenever the other has committed, so the two kept re-reading each
+ * connection drops its whole page cache whenever the other has committed, so two would keep re-reading each
  * other's pages. Pruning and retiring, which run seldom, keep a second connection.
  */
 export class SqliteOutbox implements PlantOutbox, OutboxStore {
@@ -41,14 +42,15 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
   private readonly pending;
   onRecorded: () => void = () => undefined;
 
-  private readonly writer: Db;
-
+  /**
+   * `db` is the plant repository's connection; `writer` a second one to the same file, for pruning and retiring,
+   * which this outbox owns and closes.
+   */
   constructor(
     db: Db,
+    private readonly writer: Db,
     private readonly subscribers: readonly string[],
-    busyTimeoutMs: number,
   ) {
-    this.writer = openDatabase(db.name, { busyTimeoutMs });
     this.writer.pragma('synchronous = NORMAL');
     this.insert = db.prepare<[string, string, bigint, string, number, number, number, string | null]>(
       `INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, next_attempt_at, created_at, updated_at, trace_context)

@@ -1,4 +1,4 @@
-import type { TraceContext } from '../http/trace-context';
+import type { TraceContext } from '../tracing';
 import type { NewPlant } from '../plants/plant.schemas';
 
 /**

@@ -1,15 +1,8 @@
 import { aNewPlant } from '../helpers/plants';
-import { OTHER_TOKEN, TOKEN, startTestApp, storedRows, type TestApp } from '../helpers/test-app';
+import { OTHER_TOKEN, TOKEN, storedRows } from '../helpers/test-app';
+import { appForAll } from '../helpers/fixtures';
 
-let app: TestApp;
-
-beforeAll(async () => {
-  app = await startTestApp();
-});
-
-afterAll(async () => {
-  await app.close();
-});
+const app = appForAll();
 
 const json = { 'Content-Type': 'application/json' };
 const MISSING = { error: 40101, message: 'Send Authorization: Bearer <token>.' };

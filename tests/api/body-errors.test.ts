@@ -1,16 +1,9 @@
 import { aNewPlant, uniqueId } from '../helpers/plants';
 import { rawRequest } from '../helpers/raw-request';
-import { bearer, postPlant, startTestApp, storedRows, type TestApp } from '../helpers/test-app';
+import { bearer, postPlant, storedRows } from '../helpers/test-app';
+import { appForAll } from '../helpers/fixtures';
 
-let app: TestApp;
-
-beforeAll(async () => {
-  app = await startTestApp({ BODY_LIMIT: '1kb' });
-});
-
-afterAll(async () => {
-  await app.close();
-});
+const app = appForAll({ BODY_LIMIT: '1kb' });
 
 function post(headers: Record<string, string>, body?: string) {
   const request = app.request.post('/plants').set({ ...bearer(), ...headers });
@@ -127,13 +120,7 @@ describe('POST /plants with a body it cannot read', () => {
 });
 
 describe('nesting depth', () => {
-  let deepApp: TestApp;
-  beforeAll(async () => {
-    deepApp = await startTestApp({ BODY_LIMIT: '64kb' });
-  });
-  afterAll(async () => {
-    await deepApp.close();
-  });
+  const deepApp = appForAll({ BODY_LIMIT: '64kb' });
 
   const nested = (depth: number, inner: string) => `${'['.repeat(depth)}${inner}${']'.repeat(depth)}`;
   const DEEP = { error: 40009, message: 'The body nests arrays and objects deeper than 32 levels.' };

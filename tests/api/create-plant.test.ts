@@ -1,15 +1,8 @@
 import { aNewPlant, uniqueId } from '../helpers/plants';
-import { postPlant, startTestApp, storedPlant, storedRows, type TestApp } from '../helpers/test-app';
+import { postPlant, storedPlant, storedRows } from '../helpers/test-app';
+import { appForAll } from '../helpers/fixtures';
 
-let app: TestApp;
-
-beforeAll(async () => {
-  app = await startTestApp();
-});
-
-afterAll(async () => {
-  await app.close();
-});
+const app = appForAll();
 
 function storedById(id: bigint | number) {
   return storedPlant(app, id);

@@ -2,17 +2,10 @@ import pino from 'pino';
 import { SqliteHealth } from '../../src/db/sqlite-health';
 import { SqlitePlantRepository } from '../../src/plants/plant.repository.sqlite';
 import { aNewPlant, uniqueId } from '../helpers/plants';
-import { bearer, defaultStore, postPlant, startTestApp, storedRows, type TestApp } from '../helpers/test-app';
+import { bearer, defaultStore, postPlant, storedRows } from '../helpers/test-app';
+import { appForAll } from '../helpers/fixtures';
 
-let app: TestApp;
-
-beforeAll(async () => {
-  app = await startTestApp({ LOG_LEVEL: 'debug' });
-});
-
-afterAll(async () => {
-  await app.close();
-});
+const app = appForAll({ LOG_LEVEL: 'debug' });
 
 const remove = (id: number | string) => app.request.delete(`/plants/${id}`).set(bearer());
 const fetch = (id: number | string) => app.request.get(`/plants/${id}`).set(bearer());

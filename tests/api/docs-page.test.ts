@@ -1,13 +1,10 @@
-import { bearer, startTestApp, type TestApp } from '../helpers/test-app';
+import { bearer } from '../helpers/test-app';
+import { appForAll, perTest } from '../helpers/fixtures';
+
+const fixtures = perTest();
 
 describe('GET /docs', () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp();
-  });
-  afterAll(async () => {
-    await app.close();
-  });
+  const app = appForAll();
 
   it('when read without a token, then it is an HTML page whose links are all relative to it', async () => {
     const response = await app.request.get('/docs');
@@ -66,12 +63,11 @@ describe('GET /docs', () => {
 
 describe('DOCS_ENABLED=false', () => {
   it('when /docs is asked for, then there is no page: 401 without a token, 404 with one', async () => {
-    const app = await startTestApp({ DOCS_ENABLED: 'false' });
+    const app = await fixtures.app({ DOCS_ENABLED: 'false' });
 
     const anonymous = await app.request.get('/docs');
     const withToken = await app.request.get('/docs').set(bearer());
     const asset = await app.request.get('/docs/assets/swagger-ui-bundle.js').set(bearer());
-    await app.close();
 
     expect([anonymous.status, withToken.status, asset.status]).toEqual([401, 404, 404]);
   });

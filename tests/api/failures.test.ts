@@ -1,15 +1,12 @@
 import Database from 'better-sqlite3';
 import { aNewPlant } from '../helpers/plants';
-import { OTHER_TOKEN, bearer, defaultStore, postPlant, startTestApp, storedRows, type TestApp } from '../helpers/test-app';
+import { OTHER_TOKEN, bearer, defaultStore, postPlant, storedRows } from '../helpers/test-app';
+import { appForAll, perTest } from '../helpers/fixtures';
+
+const fixtures = perTest();
 
 describe('paths and methods', () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp();
-  });
-  afterAll(async () => {
-    await app.close();
-  });
+  const app = appForAll();
 
   it('when the path does not exist, then it answers 404 with the not-found code', async () => {
     const response = await app.request.get('/plants/1/leaves').set(bearer());
@@ -55,13 +52,7 @@ describe('paths and methods', () => {
 });
 
 describe('rate limit', () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp({ RATE_LIMIT_PER_MINUTE: '3' });
-  });
-  afterAll(async () => {
-    await app.close();
-  });
+  const app = appForAll({ RATE_LIMIT_PER_MINUTE: '3' });
 
   it('when a token passes its limit, then it gets 429 with Retry-After while another token still gets through', async () => {
     const statuses: number[] = [];
@@ -99,7 +90,7 @@ describe('rate limit', () => {
 // Faults of the SQLite file; PostgreSQL's are provoked in tests/postgres/outage.test.ts.
 (defaultStore() === 'sqlite' ? describe : describe.skip)('store faults', () => {
   it('when another connection holds the write lock past the busy timeout, then it answers 503 with Retry-After and writes nothing', async () => {
-    const app = await startTestApp({ DATABASE_BUSY_TIMEOUT_MS: '50' });
+    const app = await fixtures.app({ DATABASE_BUSY_TIMEOUT_MS: '50' });
     const locker = new Database(app.dbPath);
     locker.exec('BEGIN IMMEDIATE');
     const plant = aNewPlant();
@@ -115,11 +106,10 @@ describe('rate limit', () => {
     });
     expect(storedRows(app)).toEqual([]);
     expect((await postPlant(app, plant)).status).toBe(200);
-    await app.close();
   });
 
   it('when the database is read-only, then it answers 503 and so does /readyz', async () => {
-    const app = await startTestApp({}, { readonly: true });
+    const app = await fixtures.app({}, { readonly: true });
 
     const response = await postPlant(app, aNewPlant());
     const ready = await app.request.get('/readyz');
@@ -129,11 +119,10 @@ describe('rate limit', () => {
       status: 503,
       body: { error: 50301, message: 'The store is read-only; it cannot take writes.' },
     });
-    await app.close();
   });
 
   it('when the plants table is gone, then it answers 500 with no SQL or stack and logs the error with its stack', async () => {
-    const app = await startTestApp();
+    const app = await fixtures.app();
     const saboteur = new Database(app.dbPath);
     saboteur.exec('DROP TABLE plants');
     saboteur.close();
@@ -147,11 +136,10 @@ describe('rate limit', () => {
     const errorLine = app.logs.find((line) => line.level === 50);
     expect(errorLine).toMatchObject({ error: 50001, err: { message: expect.stringContaining('no such table'), stack: expect.any(String) } });
     expect(errorLine?.reqId).toBe(response.headers['x-request-id']);
-    await app.close();
   });
 
   it('when the migrations table is gone, then /readyz answers 503', async () => {
-    const app = await startTestApp();
+    const app = await fixtures.app();
     const saboteur = new Database(app.dbPath);
     saboteur.exec('DROP TABLE schema_migrations');
     saboteur.close();
@@ -162,6 +150,5 @@ describe('rate limit', () => {
       status: 503,
       body: { error: 50301, message: 'The store cannot be read.' },
     });
-    await app.close();
   });
 });

@@ -1,15 +1,8 @@
 import { aNewPlant, uniqueId } from '../helpers/plants';
-import { bearer, postPlant, startTestApp, type TestApp } from '../helpers/test-app';
+import { bearer, postPlant, startTestApp } from '../helpers/test-app';
+import { appForAll } from '../helpers/fixtures';
 
-let app: TestApp;
-
-beforeAll(async () => {
-  app = await startTestApp();
-});
-
-afterAll(async () => {
-  await app.close();
-});
+const app = appForAll();
 
 const get = (path: string) => app.request.get(path).set(bearer());
 

@@ -1,15 +1,8 @@
 import { aNewPlant, uniqueId } from '../helpers/plants';
-import { postPlant, startTestApp, storedRows, type TestApp } from '../helpers/test-app';
+import { postPlant, storedRows } from '../helpers/test-app';
+import { appForAll } from '../helpers/fixtures';
 
-let app: TestApp;
-
-beforeAll(async () => {
-  app = await startTestApp({ LOG_LEVEL: 'debug' });
-});
-
-afterAll(async () => {
-  await app.close();
-});
+const app = appForAll({ LOG_LEVEL: 'debug' });
 
 const commits = () => app.logs.filter((line) => line.msg === 'group commit') as unknown as { rows: number }[];
 

@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { aNewPlant } from '../helpers/plants';
-import { TOKEN, startTestApp, type TestApp } from '../helpers/test-app';
+import { TOKEN, type TestApp } from '../helpers/test-app';
+import { appForAll } from '../helpers/fixtures';
 
 /** Writes these bytes on a fresh connection and collects everything until the server closes it (or waitMs). */
 function exchange(app: TestApp, bytes: string, waitMs = 2000): Promise<string> {
@@ -26,13 +27,7 @@ function exchange(app: TestApp, bytes: string, waitMs = 2000): Promise<string> {
 const statusOf = (response: string) => Number(response.slice(9, 12));
 const bodyOf = (response: string) => JSON.parse(response.slice(response.indexOf('\r\n\r\n') + 4)) as unknown;
 
-let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp({ BODY_LIMIT: '1kb' });
-});
-afterAll(async () => {
-  await app.close();
-});
+const app = appForAll({ BODY_LIMIT: '1kb' });
 
 describe('requests the HTTP parser refuses', () => {
   it('when the request line is garbage, then it answers 400 40008 as JSON and logs a request line', async () => {

@@ -1,14 +1,9 @@
 import { aNewPlant } from '../helpers/plants';
-import { bearer, postPlant, startTestApp, type TestApp } from '../helpers/test-app';
+import { bearer, postPlant } from '../helpers/test-app';
+import { appForAll } from '../helpers/fixtures';
 
 describe('health, readiness, headers and logs', () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp();
-  });
-  afterAll(async () => {
-    await app.close();
-  });
+  const app = appForAll();
 
   it('when /healthz and /readyz are called without a token, then both answer 200', async () => {
     const health = await app.request.get('/healthz');
@@ -85,13 +80,7 @@ describe('health, readiness, headers and logs', () => {
 });
 
 describe('CORS', () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp({ CORS_ORIGINS: 'https://app.example.com,http://localhost:5173' });
-  });
-  afterAll(async () => {
-    await app.close();
-  });
+  const app = appForAll({ CORS_ORIGINS: 'https://app.example.com,http://localhost:5173' });
 
   it('when a listed origin sends a preflight without credentials, then it answers 204 with the allowed headers', async () => {
     const response = await app.request
@@ -146,13 +135,7 @@ describe('CORS', () => {
 });
 
 describe('without CORS_ORIGINS', () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp();
-  });
-  afterAll(async () => {
-    await app.close();
-  });
+  const app = appForAll();
 
   it('when a browser sends a preflight, then it gets 204 with Allow and no CORS header, never a 401', async () => {
     const response = await app.request.options('/plants').set({ Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'POST' });

@@ -2,6 +2,8 @@ import net from 'node:net';
 import { aNewPlant } from '../helpers/plants';
 import { AUDIENCE, ISSUER, startIdentityProvider, type IdentityProvider } from '../helpers/identity-provider';
 import { startTestApp, type TestApp } from '../helpers/test-app';
+import { sleep } from '../helpers/common';
+import { appForEach, identityProviderForEach } from '../helpers/fixtures';
 
 const UNKNOWN_KEY = { error: 40102, message: 'The access token is signed with a key the identity provider does not publish (unknown kid).' };
 const UNREACHABLE = {
@@ -18,19 +20,10 @@ function post(app: TestApp, token: string) {
     .send(JSON.stringify(aNewPlant()));
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('the JWKS cache', () => {
-  let idp: IdentityProvider;
-  let app: TestApp;
-  beforeEach(async () => {
-    idp = await startIdentityProvider();
-    app = await startTestApp({ ...idp.env(), AUTH_JWKS_COOLDOWN_S: String(COOLDOWN_MS / 1000), AUTH_CLOCK_TOLERANCE_S: '0' });
-  });
-  afterEach(async () => {
-    await app.close();
-    await idp.stop();
-  });
+  const idp = identityProviderForEach();
+  const app = appForEach(() => ({ ...idp.env(), AUTH_JWKS_COOLDOWN_S: String(COOLDOWN_MS / 1000), AUTH_CLOCK_TOLERANCE_S: '0' }));
 
   it('when a token names a kid the JWKS lacks, then it refetches at most once per cool-down and accepts the key once published', async () => {
     const first = await post(app, await idp.mint());
@@ -97,16 +90,8 @@ describe('the JWKS cache', () => {
 });
 
 describe('tokens verified before', () => {
-  let idp: IdentityProvider;
-  let app: TestApp;
-  beforeEach(async () => {
-    idp = await startIdentityProvider();
-    app = await startTestApp({ ...idp.env(), AUTH_JWKS_COOLDOWN_S: String(COOLDOWN_MS / 1000), AUTH_CLOCK_TOLERANCE_S: '0' });
-  });
-  afterEach(async () => {
-    await app.close();
-    await idp.stop();
-  });
+  const idp = identityProviderForEach();
+  const app = appForEach(() => ({ ...idp.env(), AUTH_JWKS_COOLDOWN_S: String(COOLDOWN_MS / 1000), AUTH_CLOCK_TOLERANCE_S: '0' }));
 
   it('when an accepted token reaches its exp, then the same token is refused as expired', async () => {
     const exp = Math.floor(Date.now() / 1000) + 2;

@@ -1,24 +1,15 @@
 import Ajv2020 from 'ajv/dist/2020';
 import { aNewPlant } from '../helpers/plants';
-import { ALGS, hmacSigned, startIdentityProvider, type IdentityProvider } from '../helpers/identity-provider';
-import { OTHER_TOKEN, startTestApp, storedRows, type TestApp } from '../helpers/test-app';
+import { ALGS, hmacSigned } from '../helpers/identity-provider';
+import { OTHER_TOKEN, storedRows, type TestApp } from '../helpers/test-app';
+import { appForAll, identityProviderForAll } from '../helpers/fixtures';
 
 const json = { 'Content-Type': 'application/json' };
 const INVALID_CHALLENGE = 'Bearer realm="plants", error="invalid_token"';
 const now = () => Math.floor(Date.now() / 1000);
 
-let idp: IdentityProvider;
-let app: TestApp;
-
-beforeAll(async () => {
-  idp = await startIdentityProvider();
-  app = await startTestApp(idp.env());
-});
-
-afterAll(async () => {
-  await app.close();
-  await idp.stop();
-});
+const idp = identityProviderForAll();
+const app = appForAll(() => idp.env());
 
 function post(target: TestApp, token: string, plant = aNewPlant()) {
   return target.request.post('/plants').set({ ...json, Authorization: `Bearer ${token}` }).send(JSON.stringify(plant));
@@ -166,13 +157,7 @@ describe('scopes', () => {
 });
 
 describe('rate limit with JWTs', () => {
-  let limited: TestApp;
-  beforeAll(async () => {
-    limited = await startTestApp({ ...idp.env(), RATE_LIMIT_PER_MINUTE: '2' });
-  });
-  afterAll(async () => {
-    await limited.close();
-  });
+  const limited = appForAll(() => ({ ...idp.env(), RATE_LIMIT_PER_MINUTE: '2' }));
 
   it('when one subject uses up its budget with fresh tokens, then it gets 429 while another subject still gets through', async () => {
     const statuses: number[] = [];

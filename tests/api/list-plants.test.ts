@@ -1,10 +1,10 @@
-import { bearer, postPlant, startTestApp, type TestApp } from '../helpers/test-app';
+import { bearer, postPlant, startTestApp } from '../helpers/test-app';
+import { appForAll } from '../helpers/fixtures';
 
 describe('GET /plants', () => {
-  let shelf: TestApp;
+  const shelf = appForAll();
   const ids: number[] = [];
   beforeAll(async () => {
-    shelf = await startTestApp();
     // Created out of order, listed in ascending id; every third without a tag, every fifth tagged "rare".
     const base = 1_000_000;
     const order = Array.from({ length: 30 }, (_, index) => base + ((index * 7) % 30));
@@ -13,9 +13,6 @@ describe('GET /plants', () => {
       await postPlant(shelf, tag === undefined ? { id, name: `Plant ${id}` } : { id, name: `Plant ${id}`, tag });
     }
     ids.push(...[...order].sort((a, b) => a - b));
-  });
-  afterAll(async () => {
-    await shelf.close();
   });
   const list = (path: string) => shelf.request.get(path).set(bearer());
   const expected = (id: number) => (id % 3 === 0 ? { id, name: `Plant ${id}` } : { id, name: `Plant ${id}`, tag: id % 5 === 0 ? 'rare' : 'common' });

@@ -1,17 +1,10 @@
 import { aNewPlant } from '../helpers/plants';
 import { busy, pause, sustainedOverload } from '../helpers/event-loop';
-import { postPlant, startTestApp, type TestApp } from '../helpers/test-app';
+import { postPlant } from '../helpers/test-app';
+import { appForAll } from '../helpers/fixtures';
 
-let app: TestApp;
-
-beforeAll(async () => {
-  // Well above the stalls a busy CI machine causes by itself, well below the stall the tests make.
-  app = await startTestApp({ LOAD_SHED_LAG_MS: '300' });
-});
-
-afterAll(async () => {
-  await app.close();
-});
+// Well above the stalls a busy CI machine causes by itself, well below the stall the tests make.
+const app = appForAll({ LOAD_SHED_LAG_MS: '300' });
 
 describe('load shedding', () => {
   it('when the event loop stays later than LOAD_SHED_LAG_MS, then a create gets 503 with Retry-After and nothing is stored', async () => {

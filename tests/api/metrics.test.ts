@@ -3,6 +3,7 @@ import { bucketsOf, family, scrape, valueOf, type Scrape } from '../helpers/metr
 import { pause, sustainedOverload } from '../helpers/event-loop';
 import { aNewPlant } from '../helpers/plants';
 import { bearer, defaultStore, dropTable, postPlant, startTestApp, type TestApp } from '../helpers/test-app';
+import { appForAll } from '../helpers/fixtures';
 
 const DURATION_BUCKETS = ['0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '+Inf'];
 
@@ -16,12 +17,11 @@ async function scrapeSettled(app: TestApp): Promise<Scrape> {
 }
 
 describe('GET /metrics on the metrics listener, after known traffic', () => {
-  let app: TestApp;
+  const app = appForAll({ METRICS_PORT: '9464' });
   let scraped: Scrape;
   let fetchedId: string;
 
   beforeAll(async () => {
-    app = await startTestApp({ METRICS_PORT: '9464' });
     for (let i = 0; i < 3; i += 1) expect((await postPlant(app, aNewPlant())).status).toBe(200);
     const fetched = aNewPlant();
     expect((await postPlant(app, fetched)).status).toBe(200);
@@ -36,10 +36,6 @@ describe('GET /metrics on the metrics listener, after known traffic', () => {
     expect((await app.request.get('/nowhere/12345').set(bearer())).status).toBe(404);
     expect((await app.request.get('/healthz')).status).toBe(200);
     scraped = await scrapeSettled(app);
-  });
-
-  afterAll(async () => {
-    await app.close();
   });
 
   it('when scraped, then the whole exposition parses as Prometheus text with its content type', () => {

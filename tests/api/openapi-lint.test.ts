@@ -4,22 +4,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { rawRequest } from '../helpers/raw-request';
-import { startTestApp, type TestApp } from '../helpers/test-app';
+import { appForAll } from '../helpers/fixtures';
 
 const run = promisify(execFile);
 const REDOCLY = require.resolve('@redocly/cli/bin/cli.js');
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
-let app: TestApp;
+const app = appForAll();
 let document: Record<string, any>;
 
 beforeAll(async () => {
-  app = await startTestApp();
   document = (await app.request.get('/openapi.json')).body;
-});
-
-afterAll(async () => {
-  await app.close();
 });
 
 describe('the document GET /openapi.json serves', () => {

@@ -1,24 +1,18 @@
 import Ajv2020 from 'ajv/dist/2020';
 import { aNewPlant } from '../helpers/plants';
 import { rawRequest } from '../helpers/raw-request';
-import { bearer, postPlant, startTestApp, type TestApp } from '../helpers/test-app';
+import { bearer, postPlant } from '../helpers/test-app';
+import { appForAll } from '../helpers/fixtures';
 
-let app: TestApp;
-let limited: TestApp;
+const app = appForAll({ BODY_LIMIT: '1kb' });
+const limited = appForAll({ RATE_LIMIT_PER_MINUTE: '1' });
 let document: Record<string, any>;
 let ajv: Ajv2020;
 
 beforeAll(async () => {
-  app = await startTestApp({ BODY_LIMIT: '1kb' });
-  limited = await startTestApp({ RATE_LIMIT_PER_MINUTE: '1' });
   document = (await app.request.get('/openapi.json')).body;
   ajv = new Ajv2020({ strict: false, validateFormats: false });
   ajv.addSchema(document, 'openapi.json');
-});
-
-afterAll(async () => {
-  await app.close();
-  await limited.close();
 });
 
 const pointer = (...parts: string[]) => `openapi.json#/${parts.map((part) => part.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;

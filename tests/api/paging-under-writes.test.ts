@@ -1,15 +1,8 @@
 import type { Response } from 'supertest';
-import { bearer, postPlant, startTestApp, type TestApp } from '../helpers/test-app';
+import { bearer, postPlant } from '../helpers/test-app';
+import { appForAll } from '../helpers/fixtures';
 
-let app: TestApp;
-
-beforeAll(async () => {
-  app = await startTestApp();
-});
-
-afterAll(async () => {
-  await app.close();
-});
+const app = appForAll();
 
 // The listed plants have even ids; the other client's plants odd ids in the same range, so its creates and
 // deletes land both behind and ahead of the reader's position.

@@ -3,30 +3,23 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { aNewPlant } from '../helpers/plants';
-import { startIdentityProvider, type IdentityProvider } from '../helpers/identity-provider';
-import { postPlant, startTestApp, storedRows, type TestApp } from '../helpers/test-app';
+import { postPlant, storedRows } from '../helpers/test-app';
+import { appForAll, identityProviderForAll } from '../helpers/fixtures';
 
 // The read and delete routes under scoped credentials: a JWT's scope/scp claim and a static token file line.
 const READER = 'reader-token-0123456789abcdefghijklmnopqrstuvwxyz';
 const sha256 = (token: string) => createHash('sha256').update(token).digest('hex');
 
-let idp: IdentityProvider;
-let app: TestApp;
-let dir: string;
+const idp = identityProviderForAll();
+const dir = mkdtempSync(path.join(os.tmpdir(), 'plants-scopes-'));
+const file = path.join(dir, 'tokens');
+writeFileSync(file, `sha256:${sha256(READER)} plants:read\n`);
 
-beforeAll(async () => {
-  idp = await startIdentityProvider();
-  dir = mkdtempSync(path.join(os.tmpdir(), 'plants-scopes-'));
-  const file = path.join(dir, 'tokens');
-  writeFileSync(file, `sha256:${sha256(READER)} plants:read\n`);
-  app = await startTestApp({ ...idp.env(), AUTH_TOKENS_FILE: file });
-});
-
-afterAll(async () => {
-  await app.close();
-  await idp.stop();
+afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
+
+const app = appForAll(() => ({ ...idp.env(), AUTH_TOKENS_FILE: file }));
 
 const as = (token: string) => ({ Authorization: `Bearer ${token}` });
 

@@ -1,7 +1,10 @@
 import { copyFileSync, renameSync, unlinkSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { aNewPlant } from '../helpers/plants';
-import { defaultStore, postPlant, startTestApp, storedRows } from '../helpers/test-app';
+import { defaultStore, postPlant, storedRows } from '../helpers/test-app';
+import { perTest } from '../helpers/fixtures';
+
+const fixtures = perTest();
 
 const STORE_UNAVAILABLE = { error: 50301, message: 'The store cannot take writes now; nothing was written. Retry later.' };
 
@@ -10,7 +13,7 @@ const sqliteOnly = defaultStore() === 'postgres' ? describe.skip : describe;
 
 sqliteOnly('the database file deleted or replaced while running', () => {
   it('when the file is unlinked under the running app, then creates answer 503 50301, /readyz 503, and one error line says so', async () => {
-    const app = await startTestApp();
+    const app = await fixtures.app();
     expect((await postPlant(app, aNewPlant())).status).toBe(200);
     for (const suffix of ['', '-wal', '-shm']) unlinkSync(app.dbPath + suffix);
 
@@ -24,11 +27,10 @@ sqliteOnly('the database file deleted or replaced while running', () => {
     const errors = app.logs.filter((line) => line.level >= 50);
     expect(errors).toHaveLength(1);
     expect(errors[0]?.msg).toContain('deleted or moved while open');
-    await app.close();
   });
 
   it('when another file is renamed over it, then creates answer 503 50301 and nothing reaches the file at the path', async () => {
-    const app = await startTestApp();
+    const app = await fixtures.app();
     const stranger = `${app.dbPath}.stranger`;
     copyFileSync(app.dbPath, stranger);
     renameSync(stranger, app.dbPath);
@@ -43,13 +45,12 @@ sqliteOnly('the database file deleted or replaced while running', () => {
     expect(app.logs.filter((line) => line.level >= 50).map((line) => line.msg)).toEqual([
       expect.stringContaining('was replaced by another file while open'),
     ]);
-    await app.close();
   });
 });
 
 sqliteOnly('a write lock held by another connection', () => {
   it('while the lock is held, /healthz answers within 50 ms and the create waits, then answers 200 once the lock is released', async () => {
-    const app = await startTestApp({ DATABASE_BUSY_TIMEOUT_MS: '3000' });
+    const app = await fixtures.app({ DATABASE_BUSY_TIMEOUT_MS: '3000' });
     const locker = new Database(app.dbPath);
     locker.exec('BEGIN IMMEDIATE');
     const plant = aNewPlant();
@@ -74,11 +75,10 @@ sqliteOnly('a write lock held by another connection', () => {
     expect(times[2]).toBeLessThan(1000);
     expect({ status: created.status, body: created.body }).toEqual({ status: 200, body: { name: plant.name, tag: plant.tag } });
     expect(storedRows(app).filter((row) => row.id === BigInt(plant.id as number))).toHaveLength(1);
-    await app.close();
   });
 
   it('when the lock outlasts DATABASE_BUSY_TIMEOUT_MS under load shedding, then every create is 503 50301, none 50303', async () => {
-    const app = await startTestApp({ DATABASE_BUSY_TIMEOUT_MS: '400', LOAD_SHED_LAG_MS: '100' });
+    const app = await fixtures.app({ DATABASE_BUSY_TIMEOUT_MS: '400', LOAD_SHED_LAG_MS: '100' });
     const locker = new Database(app.dbPath);
     locker.exec('BEGIN IMMEDIATE');
 
@@ -92,13 +92,12 @@ sqliteOnly('a write lock held by another connection', () => {
     }
     expect(storedRows(app)).toEqual([]);
     expect((await postPlant(app, aNewPlant())).status).toBe(200);
-    await app.close();
   });
 });
 
 sqliteOnly('a read-only or failing volume', () => {
   it('when the store is read-only, then creates answer 503 50301, /readyz 503, and one warn line per episode', async () => {
-    const app = await startTestApp({}, { readonly: true });
+    const app = await fixtures.app({}, { readonly: true });
     const readyAtStart = await app.request.get('/readyz');
 
     const responses = await Promise.all([postPlant(app, aNewPlant()), postPlant(app, aNewPlant())]);
@@ -115,11 +114,10 @@ sqliteOnly('a read-only or failing volume', () => {
     expect({ status: ready.status, error: ready.body.error }).toEqual({ status: 503, error: 50301 });
     expect(app.logs.filter((line) => line.level === 40).map((line) => line.msg)).toEqual([expect.stringContaining('SQLITE_READONLY')]);
     expect(app.logs.filter((line) => line.level >= 50)).toEqual([]);
-    await app.close();
   });
 
   it('when the store is full, then creates answer 503 50301 and /readyz 503 until a write succeeds again', async () => {
-    const app = await startTestApp();
+    const app = await fixtures.app();
     const pages = Number(app.db.pragma('page_count', { simple: true }));
     app.db.pragma(`max_page_count = ${pages}`);
     const padding = 'p'.repeat(190);
@@ -137,6 +135,5 @@ sqliteOnly('a read-only or failing volume', () => {
     expect(readyAfter.status).toBe(200);
     expect(app.logs.filter((line) => line.level === 40).map((line) => line.msg)).toEqual([expect.stringContaining('SQLITE_FULL')]);
     expect(app.logs.some((line) => line.level === 30 && line.msg === 'store fault over: a write succeeded')).toBe(true);
-    await app.close();
   });
 });

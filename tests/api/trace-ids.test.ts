@@ -1,19 +1,14 @@
 import Database from 'better-sqlite3';
-import { childTraceparent, parseTraceparent } from '../../src/http/trace-context';
+import { childTraceparent, parseTraceparent } from '../../src/tracing';
 import { aNewPlant } from '../helpers/plants';
-import { defaultStore, dropTable, postPlant, startTestApp, type TestApp } from '../helpers/test-app';
+import { defaultStore, dropTable, postPlant, startTestApp } from '../helpers/test-app';
+import { appForAll } from '../helpers/fixtures';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const VALID = `00-${TRACE_ID}-00f067aa0ba902b7-01`;
 
 describe('W3C traceparent on the log lines', () => {
-  let app: TestApp;
-  beforeAll(async () => {
-    app = await startTestApp();
-  });
-  afterAll(async () => {
-    await app.close();
-  });
+  const app = appForAll();
 
   const lineOf = (reqId: string) => app.logs.filter((line) => line.reqId === reqId && line.msg === 'request');
 

@@ -1,13 +1,14 @@
 import { bucketsOf, family, scrape, valueOf, type Scrape } from '../helpers/metrics';
 import { aNewPlant } from '../helpers/plants';
 import { postPlant, type TestApp } from '../helpers/test-app';
-import { closedPort, sleep } from '../helpers/webhook-receiver';
-import { webhookFixtures } from '../helpers/webhook-fixtures';
+import { closedPort } from '../helpers/webhook-receiver';
+import { perTest } from '../helpers/fixtures';
+import { sleep } from '../helpers/common';
 
 const LAG_BUCKETS = ['0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '30', '60', '300', '1800', '7200', '21600', '86400', '172800', '+Inf'];
 const OUTCOMES = ['delivered', 'failed_status', 'timeout', 'refused', 'error'];
 
-const fixtures = webhookFixtures();
+const fixtures = perTest();
 const receiver = fixtures.receiver;
 // Metrics on: the instruments under test live on the metrics listener.
 const appWith = (urls: string, extra: Record<string, string> = {}) => fixtures.appWith(urls, { METRICS_PORT: '9464', ...extra });

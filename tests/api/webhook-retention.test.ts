@@ -4,9 +4,10 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { openDatabase } from '../../src/db/database';
 import { loadMigrations, migrate } from '../../src/db/migrate';
-import { createLogger } from '../../src/logger';
 import { createSqliteWebhooks } from '../../src/webhooks';
-import { sleep, startReceiver, WEBHOOK_SECRET } from '../helpers/webhook-receiver';
+import { startReceiver, WEBHOOK_SECRET } from '../helpers/webhook-receiver';
+import { sleep } from '../helpers/common';
+import { captureLogs } from '../helpers/common';
 
 const HOUR = 3_600_000;
 
@@ -28,14 +29,14 @@ describe('the webhook outbox at start', () => {
     ];
     for (const [id, subscriber, plantId, payload, status, attempts, at] of rows) insert.run(id, subscriber, plantId, payload, status, attempts, at, at, at);
     const config = loadConfig({ AUTH_TOKENS: 'x'.repeat(32), WEBHOOK_URLS: hooks.url, WEBHOOK_SECRET, WEBHOOK_RETENTION_HOURS: '1' });
-    const logs: Record<string, unknown>[] = [];
-    const logger = createLogger(config, { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) });
-    const webhooks = createSqliteWebhooks(config, db, logger);
+    const { logs, logger } = captureLogs(config);
+    if (config.webhooks === undefined) throw new Error('webhooks not configured');
+    const webhooks = createSqliteWebhooks(config.webhooks, { db, writer: openDatabase(db.name, { busyTimeoutMs: 1000 }) }, { logger });
 
-    webhooks?.start();
+    webhooks.start();
     await hooks.waitFor((all) => all.length === 1);
     await sleep(400);
-    await webhooks?.stop(1000);
+    await webhooks.stop(1000);
     const left = db.prepare('SELECT event_id, status, attempts, last_error FROM webhook_outbox ORDER BY seq').safeIntegers(false).all();
     db.close();
     await hooks.close();

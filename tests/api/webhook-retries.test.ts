@@ -1,9 +1,10 @@
 import { aNewPlant } from '../helpers/plants';
-import { closedPort, sleep, WEBHOOK_SECRET } from '../helpers/webhook-receiver';
-import { webhookFixtures } from '../helpers/webhook-fixtures';
+import { closedPort, WEBHOOK_SECRET } from '../helpers/webhook-receiver';
+import { perTest } from '../helpers/fixtures';
 import { postPlant, storedEvents } from '../helpers/test-app';
+import { sleep } from '../helpers/common';
 
-const { receiver, appWith } = webhookFixtures();
+const { receiver, appWith } = perTest();
 
 const outboxRows = storedEvents;
 

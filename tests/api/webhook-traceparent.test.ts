@@ -1,14 +1,15 @@
 import { aNewPlant } from '../helpers/plants';
 import { postPlant, storedEvents, type TestApp } from '../helpers/test-app';
-import { closedPort, sleep } from '../helpers/webhook-receiver';
-import { webhookFixtures } from '../helpers/webhook-fixtures';
+import { closedPort } from '../helpers/webhook-receiver';
+import { perTest } from '../helpers/fixtures';
+import { sleep } from '../helpers/common';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT_ID = '00f067aa0ba902b7';
 // W3C Trace Context level 1, version 00: exactly four lower-case hex fields.
 const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
-const { receiver, appWith } = webhookFixtures();
+const { receiver, appWith } = perTest();
 
 const fieldsOf = (header: string | undefined) => {
   const match = TRACEPARENT.exec(header ?? '');

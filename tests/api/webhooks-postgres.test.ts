@@ -1,19 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { Pool } from 'pg';
 import { loadConfig } from '../../src/config';
-import { createLogger } from '../../src/logger';
+import { loadPostgresMigrations, migratePostgres } from '../../src/db/migrate.postgres';
 import { createMetrics } from '../../src/metrics';
+import { PostgresPlantRepository } from '../../src/plants/plant.repository.postgres';
 import { newPlantSchema } from '../../src/plants/plant.schemas';
 import { createPostgresWebhooks, type PostgresWebhooks } from '../../src/webhooks';
 import { describeWith } from '../helpers/optional-services';
 import { aNewPlant } from '../helpers/plants';
-import { sleep, startReceiver, WEBHOOK_SECRET, type Receiver } from '../helpers/webhook-receiver';
-
-const MIGRATIONS = ['003-webhook-outbox.sql', '004-webhook-trace.sql'].map((name) =>
-  readFileSync(path.resolve(__dirname, '..', '..', 'migrations', 'postgres', name), 'utf8'),
-);
+import { startReceiver, WEBHOOK_SECRET, type Receiver } from '../helpers/webhook-receiver';
+import { sleep } from '../helpers/common';
+import { captureLogs, type LogLine } from '../helpers/common';
 
 describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', (serverUrl) => {
   const database = `plants_t_${randomBytes(6).toString('hex')}`;
@@ -25,14 +22,13 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
   beforeAll(async () => {
     admin = new Pool({ connectionString: serverUrl, max: 1 });
     await admin.query(`CREATE DATABASE ${database}`);
-    const setup = poolOf();
-    for (const migration of MIGRATIONS) await setup.query(migration);
+    await migratePostgres({ url: urlOf(), poolSize: 1, statementTimeoutMs: 5000, connectTimeoutMs: 2000 }, loadPostgresMigrations());
   });
 
   afterEach(async () => {
     for (const replica of running.splice(0)) await replica.stop(1000);
     for (const receiver of receivers.splice(0)) await receiver.close();
-    await poolOf().query('TRUNCATE webhook_outbox');
+    await poolOf().query('TRUNCATE webhook_outbox, plants');
   });
 
   afterAll(async () => {
@@ -42,31 +38,34 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
     await admin.end();
   });
 
-  function poolOf(): Pool {
+  function urlOf(): string {
     const url = new URL(serverUrl);
     url.pathname = `/${database}`;
-    const pool = new Pool({ connectionString: url.toString(), max: 4 });
+    return url.toString();
+  }
+
+  function poolOf(): Pool {
+    const pool = new Pool({ connectionString: urlOf(), max: 4 });
     // An idle client's error (the server ending its connection) would otherwise be thrown as unhandled.
     pool.on('error', (error) => process.stderr.write(`idle PostgreSQL client: ${error.message}\n`));
     pools.push(pool);
     return pool;
   }
 
-  /** One replica: its own pool and dispatcher over the shared outbox. */
-  function replica(
-    url: string,
-    env: Record<string, string> = {},
-    observer?: ReturnType<typeof createMetrics>['webhooks'],
-  ): { webhooks: PostgresWebhooks; pool: Pool; logs: Record<string, unknown>[] } {
+  type Replica = { webhooks: PostgresWebhooks; plants: PostgresPlantRepository; pool: Pool; logs: LogLine[] };
+
+  /** One replica: its own pool, plant repository and dispatcher over the shared outbox, wired as src/store does. */
+  function replica(url: string, env: Record<string, string> = {}, observer?: ReturnType<typeof createMetrics>['webhooks']): Replica {
     const config = loadConfig({ AUTH_TOKENS: 'x'.repeat(32), WEBHOOK_URLS: url, WEBHOOK_SECRET, WEBHOOK_RETRY_SCHEDULE: '100ms,100ms', ...env });
-    const logs: Record<string, unknown>[] = [];
-    const logger = createLogger(config, { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) });
+    const { logs, logger } = captureLogs(config);
     const pool = poolOf();
-    const webhooks = createPostgresWebhooks(config, pool, logger, { pollMs: 50, observer });
-    if (webhooks === undefined) throw new Error('webhooks not configured');
+    if (config.webhooks === undefined) throw new Error('webhooks not configured');
+    const webhooks = createPostgresWebhooks(config.webhooks, pool, { logger, pollMs: 50, observer });
+    const plants = new PostgresPlantRepository(pool, logger, 5000, undefined, webhooks.outbox);
+    plants.markReady();
     webhooks.start();
     running.push(webhooks);
-    return { webhooks, pool, logs };
+    return { webhooks, plants, pool, logs };
   }
 
   async function receiver(options: Parameters<typeof startReceiver>[0] = {}): Promise<Receiver> {
@@ -75,33 +74,35 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
     return started;
   }
 
-  /** A create's transaction as a store would run it: the outbox rows on the same client, then COMMIT or ROLLBACK. */
-  async function inTransaction(
-    target: { webhooks: PostgresWebhooks; pool: Pool },
-    plants: Record<string, unknown>[],
-    end: 'COMMIT' | 'ROLLBACK' = 'COMMIT',
-    traces?: ({ traceId: string; flags: string } | undefined)[],
-  ) {
+  /** Creates the plants through the replica's repository: one group commit, the production statement with its events. */
+  async function create(target: Replica, plants: Record<string, unknown>[], traces: ({ traceId: string; flags: string } | undefined)[] = []) {
+    await Promise.all(plants.map((plant, index) => target.plants.insertOrGet(newPlantSchema.parse(plant), { trace: traces[index] })));
+  }
+
+  /** The production statement for one create, inside a transaction that then rolls back. */
+  async function createRolledBack(target: Replica, plant: Record<string, unknown>) {
+    const parsed = newPlantSchema.parse(plant);
     const client = await target.pool.connect();
     try {
       await client.query('BEGIN');
-      await target.webhooks.outbox.recordCreated(
-        client,
-        plants.map((plant) => newPlantSchema.parse(plant)),
-        traces,
-      );
-      await client.query(end);
+      await client.query(target.webhooks.outbox.statement, [
+        ['c'],
+        [parsed.id],
+        [parsed.name],
+        [parsed.tag ?? null],
+        ...target.webhooks.outbox.params([{ plant: parsed }]),
+      ]);
+      await client.query('ROLLBACK');
     } finally {
       client.release();
     }
-    if (end === 'COMMIT') target.webhooks.wake();
   }
 
-  it('when a plant is recorded in a committed transaction, then it is delivered once, signed, with the exact id', async () => {
+  it('when a plant is created, then it is delivered once, signed, with the exact id', async () => {
     const hooks = await receiver();
     const one = replica(hooks.url);
 
-    await inTransaction(one, [{ id: 9223372036854775807n, name: 'Ficus', tag: 'big' }]);
+    await create(one, [{ id: 9223372036854775807n, name: 'Ficus', tag: 'big' }]);
     await hooks.waitFor((all) => all.length === 1);
     await sleep(400);
 
@@ -116,7 +117,7 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
     const traced = aNewPlant();
     const untraced = aNewPlant();
 
-    await inTransaction(one, [traced, untraced], 'COMMIT', [{ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', flags: '01' }, undefined]);
+    await create(one, [traced, untraced], [{ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', flags: '01' }, undefined]);
     const deliveries = await hooks.waitFor((all) => all.length === 2);
 
     const headerOf = (plant: Record<string, unknown>) => deliveries.find((delivery) => delivery.body === JSON.stringify(plant))?.traceparent;
@@ -129,7 +130,7 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
     const metrics = createMetrics();
     const one = replica(hooks.url, { WEBHOOK_RETRY_SCHEDULE: '30s' }, metrics.webhooks);
 
-    await inTransaction(one, [aNewPlant(), aNewPlant(), aNewPlant()]);
+    await create(one, [aNewPlant(), aNewPlant(), aNewPlant()]);
     await hooks.waitFor((all) => all.length === 3);
     await sleep(200);
     const text = await metrics.registry.metrics();
@@ -142,18 +143,20 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
     const hooks = await receiver();
     const one = replica(hooks.url);
 
-    await inTransaction(one, [aNewPlant()], 'ROLLBACK');
+    await createRolledBack(one, aNewPlant());
     await sleep(500);
 
     expect(hooks.deliveries).toEqual([]);
-    expect((await one.pool.query('SELECT count(*)::int AS n FROM webhook_outbox')).rows).toEqual([{ n: 0 }]);
+    expect((await one.pool.query('SELECT (SELECT count(*)::int FROM webhook_outbox) AS events, (SELECT count(*)::int FROM plants) AS plants')).rows).toEqual([
+      { events: 0, plants: 0 },
+    ]);
   });
 
   it('when the receiver answers 500 then 200, then the same webhook-id comes twice and the event ends delivered', async () => {
     const hooks = await receiver({ answer: (_delivery, index) => (index === 0 ? 500 : 200) });
     const one = replica(hooks.url);
 
-    await inTransaction(one, [aNewPlant()]);
+    await create(one, [aNewPlant()]);
     await hooks.waitFor((all) => all.length === 2);
     await sleep(400);
 
@@ -169,7 +172,7 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
     const second = replica(hooks.url);
     const plants = Array.from({ length: 300 }, () => aNewPlant());
 
-    for (let i = 0; i < plants.length; i += 30) await inTransaction(i % 60 === 0 ? first : second, plants.slice(i, i + 30));
+    for (let i = 0; i < plants.length; i += 30) await create(i % 60 === 0 ? first : second, plants.slice(i, i + 30));
     await hooks.waitFor((all) => all.length >= 300, 20_000);
     await sleep(800);
 
@@ -184,7 +187,7 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
     let hang = true;
     const hooks = await receiver({ answer: () => (hang ? 'hang' : 200) });
     const leaving = replica(hooks.url);
-    await inTransaction(leaving, [aNewPlant()]);
+    await create(leaving, [aNewPlant()]);
     await hooks.waitFor((all) => all.length === 1);
 
     const stopping = running.shift();

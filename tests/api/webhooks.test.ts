@@ -1,11 +1,12 @@
 import Ajv2020 from 'ajv/dist/2020';
 import Database from 'better-sqlite3';
 import { aNewPlant, uniqueId } from '../helpers/plants';
-import { sleep } from '../helpers/webhook-receiver';
-import { webhookFixtures } from '../helpers/webhook-fixtures';
-import { defaultStore, dropTable, postPlant, storedEvents, storedPlant } from '../helpers/test-app';
 
-const { receiver, appWith, app: appOf } = webhookFixtures();
+import { perTest } from '../helpers/fixtures';
+import { defaultStore, dropTable, postPlant, storedEvents, storedPlant } from '../helpers/test-app';
+import { sleep } from '../helpers/common';
+
+const { receiver, appWith, app: appOf } = perTest();
 
 const outboxRows = storedEvents;
 

@@ -22,8 +22,11 @@ export function tempDataDir(): string {
 }
 
 /** Runs the built server (dist/server.js) as production does, on an ephemeral port of 127.0.0.1. */
-export async function startServer(env: Record<string, string> = {}, options: { expectListening?: boolean; cwd?: string } = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'server.js')], {
+export async function startServer(
+  env: Record<string, string> = {},
+  options: { expectListening?: boolean; cwd?: string; nodeArgs?: string[] } = {},
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), path.join(ROOT, 'dist', 'server.js')], {
     cwd: options.cwd ?? ROOT,
     env: {
       PATH: process.env.PATH,

@@ -1,26 +1,22 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import supertest from 'supertest';
-import { createApp } from '../../src/app';
-import { StaticTokenStore } from '../../src/auth';
 import { loadConfig, type Config } from '../../src/config';
 import { openDatabase, type Db } from '../../src/db/database';
 import { loadMigrations, migrate } from '../../src/db/migrate';
-import { createStore, sqliteParts, type Store } from '../../src/db/store';
-import { SERVER_OPTIONS, installHttpEdges } from '../../src/http/http-edges';
-import type { Lifecycle } from '../../src/http/lifecycle';
-import { createLogger, type Logger } from '../../src/logger';
-import { createMetrics, serveMetrics, type Metrics } from '../../src/metrics';
+import type { Lifecycle } from '../../src/lifecycle';
+import { startService, type Service } from '../../src/service';
+import { sqliteParts } from '../../src/store/sqlite';
+import { captureLogs, type LogLine } from './common';
+import { freePort } from './ports';
 import { adminUrl, createTestDatabase, outboxRows, plantRows, runSql, type OutboxRow } from './postgres';
 
 export const TOKEN = 'test-token-0123456789abcdefghijklmnopqrstuvwxyz';
 export const OTHER_TOKEN = 'other-token-0123456789abcdefghijklmnopqrstuvwxyz';
 
-export type LogLine = Record<string, unknown> & { level: number; msg: string };
+export type { LogLine } from './common';
 
 export type StoreKind = 'sqlite' | 'postgres';
 
@@ -50,63 +46,25 @@ export type TestApp = {
 
 // Rate limiting and load shedding are off unless a test turns them on: the tests share this event loop with
 // jest and the client, and a busy CI machine would otherwise shed their requests. Metrics are off unless asked.
-const testConfig = (env: Record<string, string>, databaseUrl: string): Config =>
+// The drain is the production one, bounded to a second so a test that leaves a request hanging closes quickly.
+const testConfig = async (env: Record<string, string>, databaseUrl: string): Promise<Config> =>
   loadConfig({
     AUTH_TOKENS: `${TOKEN},${OTHER_TOKEN}`,
     RATE_LIMIT_PER_MINUTE: '0',
     LOAD_SHED_LAG_MS: '0',
-    METRICS_PORT: '0',
+    SHUTDOWN_TIMEOUT_MS: '1000',
     DATABASE_URL: databaseUrl,
+    PORT: '0',
+    HOST: '127.0.0.1',
     ...env,
+    // Any METRICS_PORT but 0 turns metrics on, on a port of the test's own: parallel suites would collide on one.
+    METRICS_PORT: env.METRICS_PORT === undefined || env.METRICS_PORT === '0' ? '0' : String(await freePort()),
   });
-
-function captureLogs(config: Config): { rawLogs: string[]; logs: LogLine[]; logger: Logger } {
-  const rawLogs: string[] = [];
-  const logs: LogLine[] = [];
-  const logger = createLogger(config, {
-    write(line: string) {
-      rawLogs.push(line);
-      logs.push(JSON.parse(line) as LogLine);
-    },
-  });
-  return { rawLogs, logs, logger };
-}
-
-type Served = { url: string; metricsUrl?: string; lifecycle: Lifecycle; close: () => Promise<void> };
-
-const metricsOf = (config: Config): Metrics | undefined => (config.metricsPort === 0 ? undefined : createMetrics());
-const hooksOf = (metrics: Metrics | undefined) => ({ observer: metrics?.store, webhookObserver: metrics?.webhooks });
-
-/** The production app over a store's parts, as server.ts wires it, on an ephemeral 127.0.0.1 port. */
-async function serve(
-  config: Config,
-  logger: Logger,
-  metrics: Metrics | undefined,
-  { plants, readiness, webhooks }: Pick<Store, 'plants' | 'readiness' | 'webhooks'>,
-): Promise<Served> {
-  const lifecycle: Lifecycle = { shuttingDown: false };
-  const app = createApp({ config, logger, plants, readiness, lifecycle, metrics, tokens: new StaticTokenStore(config) });
-  const metricsServer = metrics && (await serveMetrics(metrics.registry, { host: '127.0.0.1', port: 0 }));
-  const server = http.createServer(SERVER_OPTIONS, app);
-  installHttpEdges(server, logger);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  webhooks?.start();
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    metricsUrl: metricsServer?.url,
-    lifecycle,
-    close: async () => {
-      await metricsServer?.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await webhooks?.stop(1000);
-    },
-  };
-}
 
 /**
- * The production app over a real SQLite file in a temp directory, migrated as at start, listening on an
- * ephemeral 127.0.0.1 port, with its log lines captured. `env` is the environment the config is parsed from.
+ * The production service (src/service.ts: its timeouts, connection cap and drain) over a real SQLite file in a
+ * temp directory, migrated as at start, listening on an ephemeral 127.0.0.1 port, with its log lines captured.
+ * `env` is the environment the config is parsed from. `readonly` opens the app's connection read-only.
  */
 export async function startTestApp(
   env: Record<string, string> = {},
@@ -115,7 +73,7 @@ export async function startTestApp(
   if ((options.store ?? defaultStore()) === 'postgres') return startPostgresTestApp(env);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'plants-test-'));
   const dbPath = path.join(dir, 'plants.db');
-  const config = testConfig(env, `file:${dbPath}`);
+  const config = await testConfig(env, `file:${dbPath}`);
   const migrations = loadMigrations();
   const setup = openDatabase(dbPath, { busyTimeoutMs: config.databaseBusyTimeoutMs });
   migrate(setup, migrations);
@@ -123,18 +81,28 @@ export async function startTestApp(
   const db = options.readonly ? openDatabase(dbPath, { busyTimeoutMs: config.databaseBusyTimeoutMs, readonly: true }) : setup;
 
   const { rawLogs, logs, logger } = captureLogs(config);
-  const metrics = metricsOf(config);
-  const served = await serve(config, logger, metrics, sqliteParts(db, migrations, config, logger, hooksOf(metrics)));
+  // The app's own connection, so a test can reach it (app.db); the service closes it at the end of its drain.
+  const service = await startService(config, logger, {
+    store: (hooks) => ({
+      ...sqliteParts(db, migrations, config, logger, hooks),
+      open: () => Promise.resolve(),
+      start: () => undefined,
+      close: () => {
+        db.close();
+        return Promise.resolve();
+      },
+    }),
+  });
   const inspectors: Database.Database[] = [];
 
   return {
-    request: supertest.agent(served.url),
-    url: served.url,
+    request: supertest.agent(service.url),
+    url: service.url,
     store: 'sqlite',
     dbPath,
     logs,
     rawLogs,
-    lifecycle: served.lifecycle,
+    lifecycle: service.lifecycle,
     db,
     inspect: () => {
       const connection = new Database(dbPath, { readonly: true });
@@ -142,32 +110,26 @@ export async function startTestApp(
       inspectors.push(connection);
       return connection;
     },
-    metricsUrl: served.metricsUrl,
+    metricsUrl: service.metricsUrl,
     close: async () => {
-      await served.close();
+      await service.drain();
       for (const connection of inspectors) connection.close();
-      db.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
 }
 
-/** The same app on a fresh PostgreSQL database of its own (TEST_DATABASE_URL names the server), dropped by close(). */
+/** The same service on a fresh PostgreSQL database of its own (TEST_DATABASE_URL names the server), dropped by close(). */
 async function startPostgresTestApp(env: Record<string, string>): Promise<TestApp> {
   const server = adminUrl();
   if (server === undefined) throw new Error('a PostgreSQL test app needs TEST_DATABASE_URL');
   const database = await createTestDatabase(server);
-  const config = testConfig({ ...env, DATABASE_URL: database.url }, database.url);
+  const config = await testConfig({ ...env, DATABASE_URL: database.url }, database.url);
   const { rawLogs, logs, logger } = captureLogs(config);
-  const metrics = metricsOf(config);
-  let store: Store | undefined;
-  let served: Served;
+  let service: Service;
   try {
-    store = createStore(config, logger, hooksOf(metrics));
-    await store.open();
-    served = await serve(config, logger, metrics, store);
+    service = await startService(config, logger);
   } catch (error) {
-    await store?.close();
     await database.drop();
     throw error;
   }
@@ -175,21 +137,20 @@ async function startPostgresTestApp(env: Record<string, string>): Promise<TestAp
     throw new Error(`${what} is the SQLite connection; this app runs on PostgreSQL (use storedRows)`);
   };
   return {
-    request: supertest.agent(served.url),
-    url: served.url,
+    request: supertest.agent(service.url),
+    url: service.url,
     store: 'postgres',
     dbPath: database.url,
     logs,
     rawLogs,
-    lifecycle: served.lifecycle,
+    lifecycle: service.lifecycle,
     get db(): Db {
       return sqliteOnly('app.db')();
     },
     inspect: sqliteOnly('app.inspect()'),
-    metricsUrl: served.metricsUrl,
+    metricsUrl: service.metricsUrl,
     close: async () => {
-      await served.close();
-      await store.close();
+      await service.drain();
       await database.drop();
     },
   };

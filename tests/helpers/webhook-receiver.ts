@@ -120,4 +120,3 @@ export async function closedPort(): Promise<number> {
   return port;
 }
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -7,6 +7,7 @@ import { aNewPlant } from '../helpers/plants';
 import { tempDataDir } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
 import { freePort } from '../helpers/ports';
+import { sleep } from '../helpers/common';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -41,7 +42,7 @@ async function startWithBlockedStdout(env: Record<string, string>) {
     });
   for (let attempt = 0; attempt < 200; attempt += 1) {
     if ((await get('/healthz').catch(() => 0)) === 200) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await sleep(50);
   }
   const post = (body: string) =>
     new Promise<number>((resolve, reject) => {
@@ -86,7 +87,7 @@ describe('a log destination nobody reads', () => {
     const reports = () => parsed().filter((line) => line.msg === 'log destination was blocked: dropped lines past the log buffer');
     const accounted = () => parsed().filter((line) => line.msg === 'request').length + reports().reduce((sum, line) => sum + Number(line.dropped), 0);
     const deadline = performance.now() + 10_000;
-    while (accounted() < 1001 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    while (accounted() < 1001 && performance.now() < deadline) await sleep(100);
     server.child.kill('SIGTERM');
     await server.exited;
     reader.destroy();

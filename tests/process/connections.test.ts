@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { rawRequest } from '../helpers/raw-request';
 import { startServer } from '../helpers/server-process';
+import { sleep } from '../helpers/common';
 
 function connect(url: string): Promise<net.Socket> {
   const { port } = new URL(url);
@@ -32,7 +33,7 @@ describe('the drain does not wait for clients with nothing to wait for', () => {
     const slow = await connect(server.url);
     slow.write('POST /plants HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ');
     const closed = untilClosed(slow, 5000);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     const started = performance.now();
 
     const exit = await server.stop('SIGTERM');
@@ -47,7 +48,7 @@ describe('the drain does not wait for clients with nothing to wait for', () => {
     const trickle = await connect(server.url);
     const closed = untilClosed(trickle, 5000);
     trickle.write('POST /plants HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"id": 1,');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     const ticker = setInterval(() => trickle.write(' '), 50);
     const started = performance.now();
 
@@ -64,11 +65,11 @@ describe('MAX_CONNECTIONS', () => {
   it('when the cap is reached, then a new connection is closed unanswered, and /healthz answers again once one closes', async () => {
     const server = await startServer({ MAX_CONNECTIONS: '3' });
     const held = await Promise.all([connect(server.url), connect(server.url), connect(server.url)]);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
 
     const refused = await connect(server.url).then((socket) => untilClosed(socket, 2000));
     held[0]?.destroy();
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     const health = await rawRequest(server.url, { method: 'GET', path: '/healthz' });
     for (const socket of held) socket.destroy();
     await server.stop();

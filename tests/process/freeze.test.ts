@@ -2,6 +2,7 @@ import { aNewPlant } from '../helpers/plants';
 import { rawRequest } from '../helpers/raw-request';
 import { startServer } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
+import { sleep } from '../helpers/common';
 
 const headers = { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' };
 
@@ -11,9 +12,9 @@ describe('a process stopped and continued', () => {
     expect((await rawRequest(server.url, { headers, body: JSON.stringify(aNewPlant()) })).status).toBe(200);
 
     server.child.kill('SIGSTOP');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await sleep(300);
     server.child.kill('SIGCONT');
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await sleep(20);
     const response = await rawRequest(server.url, { headers, body: JSON.stringify(aNewPlant()) });
     await server.stop();
 

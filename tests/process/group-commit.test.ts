@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { aNewPlant } from '../helpers/plants';
 import { startServer, tempDataDir } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
+import { sleep } from '../helpers/common';
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 100 });
 
@@ -64,7 +65,7 @@ describe('group commit in the server process', () => {
         if ((await create(server.url, plant)) === 200) answered.push(plant.id as number);
       }
     });
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    await sleep(700);
     server.child.kill('SIGKILL');
     await server.exited;
     stop = true;

@@ -6,6 +6,7 @@ import { rawRequest } from '../helpers/raw-request';
 import { startServer } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
 import { freePort } from '../helpers/ports';
+import { sleep } from '../helpers/common';
 
 describe('the metrics listener of the built server', () => {
   it('when METRICS_PORT and METRICS_HOST are set, then /metrics is served there and counts a create made on the public port', async () => {
@@ -20,7 +21,7 @@ describe('the metrics listener of the built server', () => {
       // The count is taken when the response closes, which may follow the client's read by a moment.
       let scraped = await scrape(`http://127.0.0.1:${port}/metrics`);
       for (let attempt = 0; attempt < 50 && valueOf(scraped, 'http_requests_in_flight') !== 0; attempt += 1) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await sleep(20);
         scraped = await scrape(`http://127.0.0.1:${port}/metrics`);
       }
       const elsewhere = await fetch(`http://127.0.0.1:${port}/`);

@@ -5,6 +5,7 @@ import { rawRequest, type RawResponse } from '../helpers/raw-request';
 import { startServer, type ServerProcess } from '../helpers/server-process';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { TOKEN } from '../helpers/test-app';
+import { sleep } from '../helpers/common';
 
 const json = { 'Content-Type': 'application/json', Authorization: `Bearer ${TOKEN}` };
 const STATEMENT_TIMEOUT_MS = 1500;
@@ -22,7 +23,7 @@ async function eventually(check: () => Promise<boolean>, timeoutMs = 15_000): Pr
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
   throw new Error(`not within ${timeoutMs} ms`);
 }

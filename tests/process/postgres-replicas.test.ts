@@ -5,6 +5,7 @@ import { rawRequest } from '../helpers/raw-request';
 import { startServer, type ServerProcess } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
 import { startReceiver, WEBHOOK_SECRET, type Receiver } from '../helpers/webhook-receiver';
+import { sleep } from '../helpers/common';
 
 const json = { 'Content-Type': 'application/json', Authorization: `Bearer ${TOKEN}` };
 const post = async (server: ServerProcess, body: unknown) => (await rawRequest(server.url, { headers: json, body: JSON.stringify(body) })).status;
@@ -97,7 +98,7 @@ describeWith('postgres', 'several replicas on one PostgreSQL database', (server)
     try {
       const statuses = await Promise.all([...plants.map((plant, i) => post(i % 2 === 0 ? a : b, plant)), post(a, raced), post(b, raced)]);
       await hooks.waitFor((all) => all.length >= plants.length + 1, 10_000);
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await sleep(1000);
 
       expect(statuses).toEqual(Array(plants.length + 2).fill(200));
       expect(hooks.deliveries.map((delivery) => delivery.body).sort()).toEqual([...plants, raced].map((plant) => JSON.stringify(plant)).sort());

@@ -5,6 +5,7 @@ import { createTestDatabase, plantRows, type TestDatabase } from '../helpers/pos
 import { rawRequest } from '../helpers/raw-request';
 import { startServer, type ServerProcess } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
+import { sleep } from '../helpers/common';
 
 const headers = { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' };
 const requestLines = (server: ServerProcess) => server.lines.filter((line) => line.msg === 'request').length;
@@ -41,13 +42,12 @@ const suite = (server: string) => {
       }
     };
     const workers = Array.from({ length: 4 }, worker);
-    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-    await pause(500);
+    await sleep(500);
     const stopped = await (a).stop();
     running.splice(running.indexOf(a), 1);
     phase = 'one';
-    await pause(700);
+    await sleep(700);
     const restarted = await startServer({ ...env, PORT: portA });
     running.push(restarted);
     phase = 'restarted';
@@ -56,7 +56,7 @@ const suite = (server: string) => {
       () => true,
       () => false,
     );
-    await pause(300);
+    await sleep(300);
     phase = 'done';
     await Promise.all(workers);
 

@@ -3,6 +3,7 @@ import { aNewPlant } from '../helpers/plants';
 import { rawRequest } from '../helpers/raw-request';
 import { startServer } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
+import { sleep } from '../helpers/common';
 
 /** A request on its own socket whose body is sent in two halves, so it can be held in flight. */
 function halfSentRequest(url: string, body: string) {
@@ -34,7 +35,7 @@ describe('graceful shutdown of the server process', () => {
     const plants = Array.from({ length: 20 }, () => aNewPlant());
     const inFlight = plants.map((plant) => halfSentRequest(server.url, JSON.stringify(plant)));
     await server.waitForLine(() => true);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
 
     server.child.kill('SIGTERM');
     await server.waitForLine((line) => String(line.msg).startsWith('shutting down'));
@@ -71,7 +72,7 @@ describe('graceful shutdown of the server process', () => {
   it('when a request outlives SHUTDOWN_TIMEOUT_MS, then the connection is closed and the exit code is 1', async () => {
     const server = await startServer({ SHUTDOWN_TIMEOUT_MS: '300' });
     const stuck = halfSentRequest(server.url, JSON.stringify(aNewPlant()));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
 
     const exit = await server.stop('SIGTERM');
     void stuck;
@@ -114,12 +115,12 @@ describe('slow and oversized clients', () => {
 
     for (let i = 0; i < 16; i += 1) {
       await new Promise((resolve) => socket.write(chunk, resolve));
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await sleep(20);
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
     const plant = JSON.stringify(aNewPlant());
     socket.write(`POST /plants HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${plant.length}\r\n\r\n${plant}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await sleep(200);
     socket.destroy();
     await server.stop();
 

@@ -5,13 +5,13 @@ import path from 'node:path';
 import { aNewPlant } from '../helpers/plants';
 import { rawRequest } from '../helpers/raw-request';
 import { startServer, tempDataDir, type ServerProcess } from '../helpers/server-process';
+import { sleep } from '../helpers/common';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const HASHED = 'hashed-token-0123456789abcdefghijklmnopqrstuvwxyz';
 const PLAIN = 'plain-token-0123456789abcdefghijklmnopqrstuvwxyz';
 const LATER = 'later-token-0123456789abcdefghijklmnopqrstuvwxyz';
 const sha256 = (token: string) => createHash('sha256').update(token).digest('hex');
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Replaces the file in one rename, as an operator (or a Kubernetes secret update) should. */
 function replaceFile(file: string, text: string): void {

@@ -5,7 +5,8 @@ import { freePort } from '../helpers/ports';
 import { rawRequest } from '../helpers/raw-request';
 import { startServer, tempDataDir } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
-import { closedPort, sleep, startReceiver, WEBHOOK_SECRET } from '../helpers/webhook-receiver';
+import { closedPort, startReceiver, WEBHOOK_SECRET } from '../helpers/webhook-receiver';
+import { sleep } from '../helpers/common';
 
 /** The built server's environment: its own SQLite file in a fresh folder (kept across its restarts), one subscriber. */
 const serverEnv = (url: string, extra: Record<string, string> = {}) => ({

@@ -5,22 +5,19 @@ import pg from 'pg';
 import { loadConfig } from '../../src/config';
 import { openDatabase } from '../../src/db/database';
 import { loadMigrations, migrate } from '../../src/db/migrate';
-import { createStore, sqliteParts } from '../../src/db/store';
-import type { PostgresStore } from '../../src/db/store.postgres';
-import { createLogger } from '../../src/logger';
+import { createStore } from '../../src/store';
+import { sqliteParts } from '../../src/store/sqlite';
+import type { PostgresStore } from '../../src/store/postgres';
 import type { PlantRepository } from '../../src/plants/plant.repository';
 import { uniqueId } from '../helpers/plants';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres';
 import { describeWith } from '../helpers/optional-services';
+import { captureLogs, type LogLine } from '../helpers/common';
 
 // The contract of PlantRepository, run against each store: what keeps the two dialects the same.
-type Subject = { plants: PlantRepository; logs: Record<string, unknown>[]; close: () => Promise<void> };
+type Subject = { plants: PlantRepository; logs: LogLine[]; close: () => Promise<void> };
 
-function capture() {
-  const logs: Record<string, unknown>[] = [];
-  const logger = createLogger({ logLevel: 'debug' }, { write: (line: string) => logs.push(JSON.parse(line) as Record<string, unknown>) });
-  return { logs, logger };
-}
+const capture = () => captureLogs();
 
 function sqliteSubject(): Promise<Subject> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'plants-repo-'));

@@ -1,17 +1,11 @@
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
+import { errorOf as messageOf } from '../helpers/common';
 
 const TOKEN = 'a'.repeat(32);
 const generate = () => 'generated-token';
 
-function errorOf(env: Record<string, string>): string {
-  try {
-    loadConfig(env, generate);
-  } catch (error) {
-    return (error as Error).message;
-  }
-  throw new Error('loadConfig accepted the environment');
-}
+const errorOf = (env: Record<string, string>): string => messageOf(() => loadConfig(env, generate));
 
 describe('loadConfig', () => {
   it('when nothing is set outside production, then the defaults apply and one token is generated', () => {

@@ -5,10 +5,10 @@ import { catalogue } from '../../src/errors';
 import { buildOpenApiDocument } from '../../src/openapi';
 
 const root = path.resolve(__dirname, '..', '..');
-const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+const apiDoc = readFileSync(path.join(root, 'docs', 'api.md'), 'utf8');
 
-function readmeErrorRows() {
-  const table = readme.split('<!-- error-codes:start -->')[1]?.split('<!-- error-codes:end -->')[0] ?? '';
+function documentedErrorRows() {
+  const table = apiDoc.split('<!-- error-codes:start -->')[1]?.split('<!-- error-codes:end -->')[0] ?? '';
   return [...table.matchAll(/^\| (\d+) \| (\d{3}) \| (\w+) \|/gm)].map(([, code, status, cause]) => ({
     code: Number(code),
     status: Number(status),
@@ -19,8 +19,8 @@ function readmeErrorRows() {
 const catalogueRows = Object.entries(catalogue).map(([cause, row]) => ({ code: row.code, status: row.status, cause }));
 
 describe('the error catalogue', () => {
-  it('when compared with the README table, then both list the same codes, statuses and causes', () => {
-    expect(readmeErrorRows()).toEqual(catalogueRows);
+  it('when compared with the table in docs/api.md, then both list the same codes, statuses and causes', () => {
+    expect(documentedErrorRows()).toEqual(catalogueRows);
   });
 
   it('when codes are listed, then each is a unique int32', () => {

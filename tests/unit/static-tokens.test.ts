@@ -3,6 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { StaticTokenStore } from '../../src/auth';
+import { errorOf as messageOf } from '../helpers/common';
 
 const PLAIN = 'p'.repeat(32);
 const HASHED = 'h'.repeat(40);
@@ -15,14 +16,7 @@ function tokensFile(text: string): string {
   return file;
 }
 
-function errorOf(text: string): string {
-  try {
-    new StaticTokenStore({ authTokens: [], authTokensFile: tokensFile(text) });
-  } catch (error) {
-    return (error as Error).message;
-  }
-  throw new Error('the file was accepted');
-}
+const errorOf = (text: string): string => messageOf(() => new StaticTokenStore({ authTokens: [], authTokensFile: tokensFile(text) }));
 
 const matchOf = (store: StaticTokenStore, token: string) => {
   const found = store.current().match(token);

@@ -2,25 +2,22 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
+import { errorOf as messageOf } from '../helpers/common';
 
 const generate = () => 'generated-token';
 const SECRET = `whsec_${Buffer.alloc(24, 7).toString('base64')}`;
 
-function errorOf(env: Record<string, string>): string {
-  try {
-    loadConfig(env, generate);
-  } catch (error) {
-    return (error as Error).message;
-  }
-  throw new Error('loadConfig accepted the environment');
-}
+const errorOf = (env: Record<string, string>): string => messageOf(() => loadConfig(env, generate));
 
 describe('loadConfig: webhooks', () => {
   it('when subscribers and a secret are set, then the webhook settings come with their defaults', () => {
     const config = loadConfig({ WEBHOOK_URLS: 'https://a.example.com/hooks, http://10.0.0.2:8080/p?x=1', WEBHOOK_SECRET: SECRET }, generate);
 
     expect(config.webhooks).toEqual({
-      urls: ['https://a.example.com/hooks', 'http://10.0.0.2:8080/p?x=1'],
+      subscribers: [
+        { url: 'https://a.example.com/hooks', origin: 'https://a.example.com', host: 'a.example.com', path: '/hooks' },
+        { url: 'http://10.0.0.2:8080/p?x=1', origin: 'http://10.0.0.2:8080', host: '10.0.0.2:8080', path: '/p?x=1' },
+      ],
       secret: SECRET,
       timeoutMs: 5000,
       retryScheduleMs: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
@@ -44,7 +41,7 @@ describe('loadConfig: webhooks', () => {
 
     const config = loadConfig({ WEBHOOK_URLS: 'https://a.example.com/h', WEBHOOK_URLS_FILE: file, WEBHOOK_SECRET: SECRET }, generate);
 
-    expect(config.webhooks?.urls).toEqual(['https://a.example.com/h', 'https://b.example.com/h']);
+    expect(config.webhooks?.subscribers.map((subscriber) => subscriber.url)).toEqual(['https://a.example.com/h', 'https://b.example.com/h']);
   });
 
   it('when only one of subscribers and secret is set, then it refuses: both or neither', () => {

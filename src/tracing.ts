@@ -1,3 +1,7 @@
+/**
+ * W3C Trace Context: the trace a request names in `traceparent`, continued by the calls the service makes for it
+ * (webhook deliveries). Ground floor: imports nothing of the service.
+ */
 import { randomBytes } from 'node:crypto';
 
 export type TraceContext = { traceId: string; flags: string };

@@ -1,14 +1,10 @@
+import { isPostgresMigrated, loadPostgresMigrations, migratePostgres } from '../db/migrate.postgres';
+import type { Migration } from '../db/migrations';
+import { createPostgresPool, redactUrl, type PgPool, type PostgresOptions } from '../db/postgres';
 import type { Logger } from '../logger';
 import { isUnavailable, PostgresPlantRepository } from '../plants/plant.repository.postgres';
-import type { StoreObserver } from '../plants/store-observer';
-import type { PostgresWebhooks } from '../webhooks';
-import { isPostgresMigrated, loadPostgresMigrations, migratePostgres } from './migrate.postgres';
-import type { Migration } from './migrations';
-import { createPostgresPool, redactUrl, type PgPool, type PostgresOptions } from './postgres';
-import type { Store } from './store';
-
-/** What PostgresStore wires around its pool: the metrics observer, and the webhooks made on that pool when configured. */
-export type PostgresWiring = { observer?: StoreObserver; webhooks?: (pool: PgPool) => PostgresWebhooks | undefined };
+import type { Dispatching, PostgresWebhooks } from '../webhooks';
+import type { Store, StoreConfig, StoreHooks } from './store';
 
 const RETRY_MS = 1000;
 
@@ -17,13 +13,14 @@ const RETRY_MS = 1000;
  * reached at start the process starts anyway (/healthz 200, /readyz and writes 503) and start() retries the
  * migration every second until it succeeds. Once migrated, an outage needs nothing from here: the pool drops
  * broken connections and makes new ones when PostgreSQL answers again. The webhook dispatcher (on the shared
- * outbox) starts once both server.ts has started it and the migrations have made its table.
+ * outbox) starts once both the service has started it and the migrations have made its table.
  */
 export class PostgresStore implements Store {
   readonly pool: PgPool;
   readonly plants: PostgresPlantRepository;
-  readonly webhooks: Store['webhooks'];
+  readonly webhooks: Dispatching | undefined;
   private readonly dispatcher: PostgresWebhooks | undefined;
+  private readonly options: PostgresOptions;
   private dispatching: 'no' | 'asked' | 'started' = 'no';
   private readonly migrations: Migration[];
   private migrated = false;
@@ -31,14 +28,29 @@ export class PostgresStore implements Store {
   private closed = false;
 
   constructor(
-    private readonly options: PostgresOptions,
+    url: string,
+    config: StoreConfig,
     private readonly logger: Logger,
-    wiring: PostgresWiring = {},
+    hooks: StoreHooks = {},
   ) {
+    this.options = {
+      url,
+      poolSize: config.databasePoolSize,
+      statementTimeoutMs: config.databaseStatementTimeoutMs,
+      connectTimeoutMs: config.databaseConnectTimeoutMs,
+    };
     this.migrations = loadPostgresMigrations();
-    this.pool = createPostgresPool(options, logger);
-    this.dispatcher = wiring.webhooks?.(this.pool);
-    this.plants = new PostgresPlantRepository(this.pool, logger, options.statementTimeoutMs, wiring.observer, this.dispatcher);
+    this.pool = createPostgresPool(this.options, logger);
+    /* eslint-disable @typescript-eslint/no-require-imports */
+    this.dispatcher =
+      config.webhooks === undefined
+        ? undefined
+        : (require('../webhooks') as typeof import('../webhooks')).createPostgresWebhooks(config.webhooks, this.pool, {
+            logger,
+            observer: hooks.webhookObserver,
+          });
+    /* eslint-enable @typescript-eslint/no-require-imports */
+    this.plants = new PostgresPlantRepository(this.pool, logger, this.options.statementTimeoutMs, hooks.observer, this.dispatcher?.outbox);
     const dispatcher = this.dispatcher;
     this.webhooks = dispatcher && {
       start: () => {

@@ -1,0 +1,33 @@
+// The import rules of docs/architecture.md, as data: eslint.config.mjs turns them into no-restricted-paths zones,
+// and tests/unit/layers.test.ts checks the document's table against them.
+
+/** The ground floor: imported by everyone, imports nothing of the service but itself. */
+export const GROUND = ['src/config', 'src/errors.ts', 'src/logger.ts', 'src/lifecycle.ts', 'src/tracing.ts', 'src/request-locals.ts'];
+
+/** Each room and the rooms it may import besides itself and the ground; everything else in src/ is refused. */
+export const LAYERS = {
+  'src/db': [],
+  'src/auth': [],
+  'src/docs': [],
+  'src/plants': ['src/db'],
+  'src/webhooks': ['src/db', 'src/plants'],
+  'src/store': ['src/db', 'src/plants', 'src/webhooks'],
+  'src/metrics': ['src/plants', 'src/webhooks'],
+  'src/http': ['src/auth'],
+  'src/openapi-responses.ts': [],
+  'src/openapi.ts': ['src/openapi-responses.ts', 'src/plants', 'src/webhooks'],
+  'src/app.ts': ['src/auth', 'src/docs', 'src/http', 'src/metrics', 'src/openapi.ts', 'src/plants'],
+  'src/service.ts': ['src/app.ts', 'src/auth', 'src/http', 'src/metrics', 'src/store'],
+  'src/server.ts': ['src/service.ts'],
+};
+
+const ROOMS = Object.keys(LAYERS);
+
+export const layerZones = [
+  { target: GROUND, from: ROOMS, message: 'The ground floor imports nothing above it (docs/architecture.md).' },
+  ...Object.entries(LAYERS).map(([room, allowed]) => ({
+    target: room,
+    from: ROOMS.filter((other) => other !== room && !allowed.includes(other)),
+    message: `${room} may import only ${[...allowed, 'the ground floor'].join(', ')} (docs/architecture.md).`,
+  })),
+];

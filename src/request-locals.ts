@@ -1,0 +1,22 @@
+/**
+ * What the middleware leaves on res.locals for the code after it, typed once: every read and write goes through
+ * localsOf. Ground floor: the credentials the auth middleware resolves are src/auth's own (readCredentials).
+ */
+import type { ServerResponse } from 'node:http';
+import type { TraceContext } from './tracing';
+
+export type RequestLocals = {
+  /** The request id, logged on every line about the request and sent back as X-Request-Id. */
+  reqId?: string;
+  /** The caller's W3C trace, when it sent a valid traceparent. */
+  trace?: TraceContext;
+  /** The catalogue code the response carries, set by the error middleware for the request log and the metrics. */
+  errorCode?: number;
+  /** The answer already went out on the raw connection (a request timeout in src/http/http-edges.ts). */
+  answeredOnSocket?: boolean;
+};
+
+/** Express adds `locals` to every response it handles; one Node answers on its own (a parser error) has none. */
+export function localsOf(res: ServerResponse): RequestLocals {
+  return (res as ServerResponse & { locals?: RequestLocals }).locals ?? {};
+}

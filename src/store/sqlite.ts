@@ -1,0 +1,67 @@
+/**
+ * The SQLite store: one file, opened and migrated before the repository prepares its statements, with the
+ * webhook outbox on the same connection so a plant and its events share one commit.
+ */
+import { openDatabase, type Db } from '../db/database';
+import { isMigrated, loadMigrations, migrate, type Migration } from '../db/migrate';
+import { refuseLostStore, SqliteHealth } from '../db/sqlite-health';
+import type { Logger } from '../logger';
+import { SqlitePlantRepository } from '../plants/plant.repository.sqlite';
+import type { Store, StoreConfig, StoreHooks } from './store';
+
+/**
+ * The store's parts over an open, migrated database: the repository (with its file-identity and fault guard, and
+ * the webhook outbox inside its commits), the readiness check, and the webhook dispatcher. Tests call it on a
+ * connection of their own to provoke faults (a read-only connection).
+ */
+export function sqliteParts(
+  db: Db,
+  migrations: readonly Migration[],
+  config: Pick<StoreConfig, 'databaseBusyTimeoutMs' | 'webhooks'>,
+  logger: Logger,
+  hooks: StoreHooks = {},
+): Pick<Store, 'plants' | 'readiness' | 'webhooks'> {
+  const health = new SqliteHealth(db, logger, config.databaseBusyTimeoutMs);
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const webhooks =
+    config.webhooks === undefined
+      ? undefined
+      : (require('../webhooks') as typeof import('../webhooks')).createSqliteWebhooks(
+          config.webhooks,
+          { db, writer: openDatabase(db.name, { busyTimeoutMs: config.databaseBusyTimeoutMs }) },
+          {
+            logger,
+            observer: hooks.webhookObserver,
+          },
+        );
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  return {
+    plants: new SqlitePlantRepository(db, logger, health, hooks.observer, webhooks?.outbox),
+    readiness: () =>
+      Promise.resolve().then(() => {
+        const migrated = isMigrated(db, migrations);
+        if (migrated) health.assertReady();
+        return migrated;
+      }),
+    webhooks,
+  };
+}
+
+/** Opens and migrates the file, refusing one that vanished since a previous run (src/db/sqlite-health.ts). */
+export function createSqliteStore(file: string, config: StoreConfig, logger: Logger, hooks: StoreHooks = {}): Store {
+  refuseLostStore(file);
+  const db = openDatabase(file, { busyTimeoutMs: config.databaseBusyTimeoutMs });
+  const migrations = loadMigrations();
+  // Before the repository: it prepares its statements against the migrated schema.
+  const applied = migrate(db, migrations);
+  logger.info({ database: file, applied }, 'database ready');
+  return {
+    ...sqliteParts(db, migrations, config, logger, hooks),
+    open: () => Promise.resolve(),
+    start: () => undefined,
+    close: () => {
+      db.close();
+      return Promise.resolve();
+    },
+  };
+}

@@ -1,0 +1,32 @@
+/**
+ * Small things test files share: log capture, `sleep`, `errorOf`. No app here (see ./fixtures), so every helper
+ * may import it.
+ */
+import { createLogger, type Logger } from '../../src/logger';
+
+export type LogLine = Record<string, unknown> & { level: number; msg: string };
+
+/** A pino logger writing into arrays: the raw lines and each parsed. */
+export function captureLogs(config: { logLevel: string } = { logLevel: 'debug' }): { rawLogs: string[]; logs: LogLine[]; logger: Logger } {
+  const rawLogs: string[] = [];
+  const logs: LogLine[] = [];
+  const logger = createLogger(config, {
+    write(line: string) {
+      rawLogs.push(line);
+      logs.push(JSON.parse(line) as LogLine);
+    },
+  });
+  return { rawLogs, logs, logger };
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The message `run` throws with; fails the test when it throws nothing. */
+export function errorOf(run: () => unknown): string {
+  try {
+    run();
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error('expected an error, and none was thrown');
+}
