@@ -6,12 +6,12 @@ import { layerZones } from './eslint.layers.mjs';
 export default tseslint.config(
   // tests/fixtures/lint/ holds files that break the rules on purpose; tests/unit/layers.test.ts lints them.
   // tests/fixtures/*.cjs are preloads node runs as they are, outside the TypeScript project.
-  { ignores: ['dist/', 'dist-bench/', 'coverage/', 'node_modules/', 'data/', 'tests/fixtures/lint/', 'tests/fixtures/*.cjs'] },
+  { ignores: ['dist/', 'dist-bench/', 'coverage/', 'node_modules/', 'data/', 'tests/fixtures/lint/', 'tests/fixtures/*.cjs', 'clients/typescript/dist/', 'examples/web/dist/', 'test-results/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['eslint.config.mjs', 'eslint.layers.mjs'] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: { projectService: { allowDefaultProject: ['eslint.config.mjs', 'eslint.layers.mjs', 'tests/helpers/client-transform.cjs'] }, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
@@ -47,4 +47,11 @@ export default tseslint.config(
     },
   },
   { files: ['eslint.config.mjs', 'eslint.layers.mjs'], ...tseslint.configs.disableTypeChecked },
+  // Plain JavaScript run by node itself (the client's type generator, a jest transform): no type information.
+  {
+    files: ['clients/typescript/scripts/*.mjs', 'tests/helpers/*.cjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: { globals: { process: 'readonly', fetch: 'readonly', URL: 'readonly', require: 'readonly', module: 'writable' } },
+    rules: { ...tseslint.configs.disableTypeChecked.rules, '@typescript-eslint/no-require-imports': 'off' },
+  },
 );

@@ -6,6 +6,8 @@ const project = {
   testMatch: ['**/*.test.ts'],
   // Type checking is `npm run typecheck`'s job; here each file is only transpiled (isolatedModules in tsconfig).
   transform: {
+    // The client is an ES module package ("type": "module"); here its source runs under jest's CommonJS registry.
+    '^.+/clients/typescript/src/.+\\.ts$': '<rootDir>/tests/helpers/client-transform.cjs',
     '^.+\\.ts$': ['ts-jest', { diagnostics: false }],
     // jose ships ES modules only; node runs them under require (dist/), jest's CommonJS registry needs them compiled.
     '^.+/node_modules/jose/.+\\.js$': ['ts-jest', { diagnostics: false, tsconfig: { allowJs: true, module: 'commonjs', moduleResolution: 'node10' } }],

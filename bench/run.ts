@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { clientSection } from './client.section';
 import { createSection } from './create.section';
 import { metricsSection } from './metrics.section';
 import { overloadSection } from './overload.section';
@@ -26,6 +27,7 @@ const SECTIONS: Record<string, () => Promise<SectionResult>> = {
   postgres: postgresSection,
   overload: overloadSection,
   backup: backupSection,
+  client: clientSection,
 };
 
 async function main(): Promise<void> {

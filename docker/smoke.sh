@@ -235,7 +235,7 @@ compose up -d >"$work/compose.out" 2>&1 \
   || { cat "$work/compose.out" >&2; fail "podman-compose up failed"; }
 ok=
 for _ in $(seq 1 150); do
-  status=$(curl -sS -o "$work/body" -w '%{http_code}' -X POST "http://127.0.0.1:$PROXY_PORT/plants" \
+  status=$(curl -sS -o "$work/body" -w '%{http_code}' -X POST "http://127.0.0.1:$PROXY_PORT/api/plants" \
     -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -H 'X-Request-Id: smoke-through-nginx' \
     -d '{"id": 42, "name": "Proxied palm"}' 2>/dev/null) || true
   if [ "$status" = 200 ]; then ok=1; break; fi
@@ -248,7 +248,7 @@ proxy=$(podman ps --filter label=com.docker.compose.project=$PROJECT --filter la
 [ -n "$service" ] && [ -n "$proxy" ] || fail "compose containers not found (service '$service', proxy '$proxy')"
 proxy_ip=$(podman inspect --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$proxy")
 # What nginx saw as the client (first field of its access log line), against what the service logged.
-seen_by_nginx=$(podman logs "$proxy" 2>/dev/null | grep '"POST /plants' | tail -n 1 | cut -d' ' -f1)
+seen_by_nginx=$(podman logs "$proxy" 2>/dev/null | grep '"POST /api/plants' | tail -n 1 | cut -d' ' -f1)
 line=$(podman logs "$service" 2>&1 | grep '"reqId":"smoke-through-nginx"' | tail -n 1)
 client_ip=$(printf '%s' "$line" | sed -n 's/.*"ip":"\([^"]*\)".*/\1/p')
 echo "service log: ip $client_ip; nginx saw the client as $seen_by_nginx; nginx itself is $proxy_ip"

@@ -65,7 +65,8 @@ export function createApp({ config, logger, plants, readiness, lifecycle, metric
               origin: [...config.corsOrigins],
               methods: ['GET', 'HEAD', 'POST', 'DELETE'],
               allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
-              exposedHeaders: ['X-Request-Id', 'Retry-After', 'WWW-Authenticate', 'Link'],
+              // RateLimit and RateLimit-Policy (draft-8): a browser app can slow down before a 429.
+              exposedHeaders: ['X-Request-Id', 'Retry-After', 'WWW-Authenticate', 'Link', 'RateLimit', 'RateLimit-Policy'],
               maxAge: 600,
             }),
           ]

@@ -36,14 +36,23 @@ export const catalogue = {
 
 export type Reason = keyof typeof catalogue;
 
+/** One problem of field validation, for a form to show beside the field; only 40006 and 40012 carry them. */
+export type FieldProblem = { field: string; code: string; message: string };
+
 export class AppError extends Error {
   readonly reason: Reason;
   readonly headers: Readonly<Record<string, string>>;
+  readonly fields?: readonly FieldProblem[];
 
-  constructor(reason: Reason, message?: string, options: { cause?: unknown; headers?: Record<string, string> } = {}) {
+  constructor(
+    reason: Reason,
+    message?: string,
+    options: { cause?: unknown; headers?: Record<string, string>; fields?: readonly FieldProblem[] } = {},
+  ) {
     super(message ?? catalogue[reason].message, { cause: options.cause });
     this.name = 'AppError';
     this.reason = reason;
     this.headers = options.headers ?? {};
+    if (options.fields !== undefined) this.fields = options.fields;
   }
 }

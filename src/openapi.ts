@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { errorSchema, listQuerySchema, newPlantSchema, plantIdParamSchema, plantIdSchema, plantSchema, storedPlantSchema } from './plants/plant.schemas';
+import { errorSchema, fieldErrorSchema, listQuerySchema, newPlantSchema, plantIdParamSchema, plantIdSchema, plantSchema, storedPlantSchema } from './plants/plant.schemas';
 import { challenge, errorResponse, noStore, parameterErrors, parserErrors, retryAfter, scopeChallenge, type JsonSchema } from './openapi-responses';
 import { newPlantWebhookDocument } from './webhooks/webhook.openapi';
 
 function componentSchemas(): Record<string, JsonSchema> {
   const registry = z.registry<{ id: string }>();
-  for (const schema of [newPlantSchema, plantSchema, storedPlantSchema, errorSchema]) {
+  for (const schema of [newPlantSchema, plantSchema, storedPlantSchema, errorSchema, fieldErrorSchema]) {
     registry.add(schema, { id: String(schema.meta()?.id) });
   }
   const { schemas } = z.toJSONSchema(registry, {

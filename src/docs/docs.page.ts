@@ -23,6 +23,71 @@ export const DOCS_SCRIPT = `'use strict';
   // The service's root as this page sees it: /docs gives /, /some/prefix/docs gives /some/prefix/.
   var root = new URL('.', window.location.href);
   var mount = document.getElementById('docs');
+
+  // JSON text laid out as JSON.stringify(value, null, 2) would, without reading any number: Swagger UI's own
+  // response view parses and re-prints, which turns plant 9007199254740993 into 9007199254740992.
+  function indentJson(text) {
+    var out = '';
+    var depth = 0;
+    var i = 0;
+    var pad = function (n) { return '\\n' + new Array(n + 1).join('  '); };
+    while (i < text.length) {
+      var c = text[i];
+      if (c === '"') {
+        var end = i + 1;
+        while (text[end] !== '"') end += text[end] === '\\\\' ? 2 : 1;
+        out += text.slice(i, end + 1);
+        i = end + 1;
+        continue;
+      }
+      if (c === '{' || c === '[') {
+        var j = i + 1;
+        while (/\\s/.test(text[j] || '')) j += 1;
+        if (text[j] === (c === '{' ? '}' : ']')) {
+          out += c + text[j];
+          i = j + 1;
+          continue;
+        }
+        depth += 1;
+        out += c + pad(depth);
+      } else if (c === '}' || c === ']') {
+        depth -= 1;
+        out += pad(depth) + c;
+      } else if (c === ',') {
+        out += ',' + pad(depth);
+      } else if (c === ':') {
+        out += ': ';
+      } else if (!/\\s/.test(c)) {
+        out += c;
+      }
+      i += 1;
+    }
+    return out;
+  }
+
+  // A Swagger UI plugin: JSON response bodies shown from their text, digit for digit.
+  function ExactJsonPlugin() {
+    return {
+      wrapComponents: {
+        responseBody: function (Original, system) {
+          return function (props) {
+            var React = system.React;
+            var json = /json/i.test(props.contentType || '') && typeof props.content === 'string';
+            try {
+              if (json) JSON.parse(props.content);
+            } catch (error) {
+              json = false;
+            }
+            if (!json) return React.createElement(Original, props);
+            var HighlightCode = props.getComponent('HighlightCode', true);
+            return React.createElement('div', null,
+              React.createElement('h5', null, 'Response body'),
+              React.createElement(HighlightCode, { language: 'json', downloadable: true, fileName: 'response.json', canCopy: true }, indentJson(props.content)));
+          };
+        },
+      },
+    };
+  }
   fetch(new URL('openapi.json', root), { credentials: 'omit' })
     .then(function (response) {
       if (!response.ok) throw new Error('GET openapi.json answered ' + response.status);
@@ -46,6 +111,7 @@ export const DOCS_SCRIPT = `'use strict';
         queryConfigEnabled: false,
         displayOperationId: true,
         displayRequestDuration: true,
+        plugins: [ExactJsonPlugin],
       });
     })
     .catch(function (error) {

@@ -56,6 +56,6 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     }
     res.status(row.status).set(appError.headers);
     if (row.status === 503 && !res.hasHeader('Retry-After')) res.set('Retry-After', '1');
-    res.json({ error: row.code, message: appError.message });
+    res.json(appError.fields === undefined ? { error: row.code, message: appError.message } : { error: row.code, message: appError.message, fields: appError.fields });
   };
 }

@@ -1,16 +1,33 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
-import { AppError } from '../errors';
+import { AppError, type FieldProblem, type Reason } from '../errors';
 import { localsOf } from '../request-locals';
 import type { PlantService } from './plant.service';
-import { listQuerySchema, newPlantSchema, plantIdParamSchema, type ListQuery } from './plant.schemas';
+import { listQuerySchema, newPlantSchema, plantIdParamSchema, type FieldCode, type ListQuery } from './plant.schemas';
 
-const describe = (error: z.ZodError) =>
-  error.issues.map((issue) => `${issue.path.join('.') || 'body'}: ${issue.message}`).join('; ');
+/**
+ * A failed parse as the 400 a form can use: the message names every problem, `fields` lists them one by one.
+ * The rules in plant.schemas.ts name their own code; what zod finds itself is a missing value, a repeated
+ * query parameter or a wrong type, told apart by the value that was sent.
+ */
+function invalid(reason: Reason, error: z.ZodError, input: Record<string, unknown>): AppError {
+  const fields: FieldProblem[] = error.issues.map((issue) => {
+    const value = input[String(issue.path[0])];
+    const own = issue.code === 'custom' ? (issue.params as { code?: FieldCode } | undefined)?.code : undefined;
+    const code: FieldCode = own ?? (value === undefined ? 'required' : Array.isArray(value) ? 'repeated' : 'type');
+    return { field: issue.path.join('.'), code, message: issue.message };
+  });
+  return new AppError(reason, fields.map(({ field, message }) => `${field}: ${message}`).join('; '), { fields });
+}
 
 function parseId(text: string): bigint {
   const parsed = plantIdParamSchema.safeParse(text);
-  if (!parsed.success) throw new AppError('invalid_parameter', `id: ${parsed.error.issues[0]?.message ?? 'is not valid'}`);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const code = (issue?.code === 'custom' ? (issue.params as { code?: FieldCode } | undefined)?.code : undefined) ?? 'type';
+    const message = issue?.message ?? 'is not valid';
+    throw new AppError('invalid_parameter', `id: ${message}`, { fields: [{ field: 'id', code, message }] });
+  }
   return parsed.data;
 }
 
@@ -19,16 +36,30 @@ function sendPlants(res: Response, json: string): void {
   res.set('Cache-Control', 'no-store').type('application/json').send(json);
 }
 
+// A path of plain segments (RFC 3986 pchar, no comma, no dot segment): never a host (//host) or a full URL.
+const PLAIN_PREFIX = /^(?:\/(?:[A-Za-z0-9\-._~!$&'()*+;=:@]|%[0-9A-Fa-f]{2})+)*\/?$/;
+const DOT_SEGMENT = /(?:^|\/)\.{1,2}(?:\/|$)/;
+
 /**
- * RFC 8288 next link, as a path-absolute reference built from the path this request came in on, so it
- * resolves against whatever scheme and host the client used (a proxy in front included).
+ * The path a proxy mounts the service under (X-Forwarded-Prefix), only from a hop TRUST_PROXY trusts: any
+ * client could send the header. Express compiles TRUST_PROXY into 'trust proxy fn', as req.ip and req.protocol use it.
+ */
+function forwardedPrefix(req: Request): string {
+  const value = req.headers['x-forwarded-prefix'];
+  if (typeof value !== 'string' || !PLAIN_PREFIX.test(value) || DOT_SEGMENT.test(value)) return '';
+  const trust = req.app.get('trust proxy fn') as (address: string | undefined, hop: number) => boolean;
+  if (!trust(req.socket.remoteAddress, 0)) return '';
+  return value.endsWith('/') ? value.slice(0, -1) : value;
+}
+
+/**
+ * RFC 8288 next link, path-absolute, so it resolves against whatever scheme and host the client used. The path
+ * is the request's pathname (never the host of an absolute-form target such as GET http://evil.example/plants),
+ * under the prefix a trusted proxy mounts the service at.
  */
 function nextLink(req: Request, query: Pick<ListQuery, 'limit' | 'tag'>, after: bigint): string {
-  const url = req.originalUrl;
-  const end = url.indexOf('?');
-  const path = end === -1 ? url : url.slice(0, end);
   const tag = query.tag === undefined ? '' : `&tag=${encodeURIComponent(query.tag)}`;
-  return `<${path}?limit=${query.limit}&after=${after}${tag}>; rel="next"`;
+  return `<${forwardedPrefix(req)}${req.path}?limit=${query.limit}&after=${after}${tag}>; rel="next"`;
 }
 
 export class PlantController {
@@ -36,7 +67,7 @@ export class PlantController {
 
   create = async (req: Request, res: Response): Promise<void> => {
     const parsed = newPlantSchema.safeParse(req.body);
-    if (!parsed.success) throw new AppError('invalid_field', describe(parsed.error));
+    if (!parsed.success) throw invalid('invalid_field', parsed.error, req.body as Record<string, unknown>);
     const { trace } = localsOf(res);
     const plant = await this.service.create(parsed.data, trace === undefined ? undefined : { trace });
     // The Plant body: name and tag as stored, tag left out when absent, never the id.
@@ -48,7 +79,7 @@ export class PlantController {
     rejectEmptyId(req);
     rejectMalformedQuery(req.originalUrl);
     const parsed = listQuerySchema.safeParse(req.query);
-    if (!parsed.success) throw new AppError('invalid_parameter', describe(parsed.error));
+    if (!parsed.success) throw invalid('invalid_parameter', parsed.error, req.query);
     const page = await this.service.list(parsed.data);
     if (page.nextAfter !== undefined) res.set('Link', nextLink(req, parsed.data, page.nextAfter));
     sendPlants(res, page.json);
@@ -104,5 +135,8 @@ function rejectMalformedQuery(url: string): void {
 }
 
 function rejectEmptyId(req: Request): void {
-  if (req.path.endsWith('/')) throw new AppError('invalid_parameter', 'id: is empty; send /plants/{id} with the plant\'s id, or GET /plants to list.');
+  if (req.path.endsWith('/')) {
+    const message = "is empty; send /plants/{id} with the plant's id, or GET /plants to list.";
+    throw new AppError('invalid_parameter', `id: ${message}`, { fields: [{ field: 'id', code: 'required', message }] });
+  }
 }

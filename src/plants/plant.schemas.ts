@@ -12,12 +12,20 @@ const TEXT_PATTERN = '^(?=[\\s\\S]*\\S)[^\\u0000-\\u001F\\u007F]*$';
 
 const required = (rule: string) => (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : rule);
 
+/**
+ * The code each field problem carries in the 400's `fields` (docs: the Errors section). Problems zod finds by
+ * itself (a wrong type, a missing value) are classified by the controller; the rules below name their own.
+ */
+export const FIELD_CODES = ['required', 'type', 'repeated', 'out_of_range', 'too_short', 'too_long', 'blank', 'invalid_characters'] as const;
+export type FieldCode = (typeof FIELD_CODES)[number];
+const rule = (message: string, code: FieldCode) => ({ message, params: { code } });
+
 // The body parser hands integers over as number (safe) or bigint (beyond 2^53); fractions stay numbers.
 export const plantIdSchema = z
   .union([z.number(), z.bigint()], { error: required(ID_RULE) })
-  .refine((value) => typeof value === 'bigint' || Number.isInteger(value), ID_RULE)
+  .refine((value) => typeof value === 'bigint' || Number.isInteger(value), rule(ID_RULE, 'type'))
   .transform((value) => BigInt(value))
-  .refine((value) => value >= INT64_MIN && value <= INT64_MAX, ID_RULE)
+  .refine((value) => value >= INT64_MIN && value <= INT64_MAX, rule(ID_RULE, 'out_of_range'))
   .meta({ description: `int64: ${ID_RULE}; JSON numbers with no fractional part (7.0, 7e2) count as integers` });
 
 /** Counts Unicode code points, as JSON Schema's maxLength does; JavaScript's length counts UTF-16 units. */
@@ -31,12 +39,13 @@ const text = (max: number, typeError: (issue: { input?: unknown }) => string = r
   z
     .string({ error: typeError })
     .superRefine((value, ctx) => {
-      if (!value.isWellFormed()) ctx.addIssue({ code: 'custom', message: 'must not contain unpaired surrogates (malformed UTF-16)' });
-      else if (CONTROL.test(value)) ctx.addIssue({ code: 'custom', message: 'must not contain control characters (U+0000 to U+001F, U+007F)' });
-      else if (!/\S/.test(value)) ctx.addIssue({ code: 'custom', message: 'must have at least one non-whitespace character' });
+      const problem = (message: string, code: FieldCode) => ctx.addIssue({ code: 'custom', ...rule(message, code) });
+      if (!value.isWellFormed()) problem('must not contain unpaired surrogates (malformed UTF-16)', 'invalid_characters');
+      else if (CONTROL.test(value)) problem('must not contain control characters (U+0000 to U+001F, U+007F)', 'invalid_characters');
+      else if (!/\S/.test(value)) problem('must have at least one non-whitespace character', value === '' ? 'too_short' : 'blank');
       // A string of at most max UTF-16 units has at most max code points: count only when it could be over.
       else if (value.length > max && codePointLength(value) > max) {
-        ctx.addIssue({ code: 'custom', message: `must be at most ${max} characters (Unicode code points)` });
+        problem(`must be at most ${max} characters (Unicode code points)`, 'too_long');
       }
     })
     .meta({ minLength: 1, maxLength: max, pattern: TEXT_PATTERN });
@@ -53,16 +62,17 @@ export const newPlantSchema = z
 const once = (rule: string) => (issue: { input?: unknown }) =>
   issue.input === undefined ? 'is required' : Array.isArray(issue.input) ? 'must be given once' : rule;
 
-// Plain decimal only: no sign +, no leading zeros, no exponent, so each id has exactly one spelling.
-const INT64_DECIMAL = /^(?:0|-?[1-9][0-9]{0,18})$/;
+// Plain decimal only: no sign +, no leading zeros, no exponent, so each id has exactly one spelling. The range
+// is a separate check, so that too many digits is out_of_range rather than a wrong type.
+const DECIMAL = /^(?:0|-?[1-9][0-9]*)$/;
 const ID_TEXT_RULE = `must be an integer from ${INT64_MIN} to ${INT64_MAX} in plain decimal (no +, no leading zeros)`;
 
 const int64Text = (description: string) =>
   z
     .string({ error: once(ID_TEXT_RULE) })
-    .regex(INT64_DECIMAL, ID_TEXT_RULE)
+    .refine((value) => DECIMAL.test(value), rule(ID_TEXT_RULE, 'type'))
     .transform((value) => BigInt(value))
-    .refine((value) => value >= INT64_MIN && value <= INT64_MAX, ID_TEXT_RULE)
+    .refine((value) => value >= INT64_MIN && value <= INT64_MAX, rule(ID_TEXT_RULE, 'out_of_range'))
     .meta({ type: 'integer', format: 'int64', description });
 
 /** The {id} of /plants/{id}. */
@@ -75,9 +85,9 @@ const LIMIT_RULE = `must be an integer from 1 to ${LIMIT_MAX}`;
 export const listQuerySchema = z.object({
   limit: z
     .string({ error: once(LIMIT_RULE) })
-    .regex(/^[1-9][0-9]{0,3}$/, LIMIT_RULE)
+    .refine((value) => DECIMAL.test(value), rule(LIMIT_RULE, 'type'))
     .transform(Number)
-    .refine((value) => value <= LIMIT_MAX, LIMIT_RULE)
+    .refine((value) => value >= 1 && value <= LIMIT_MAX, rule(LIMIT_RULE, 'out_of_range'))
     .default(LIMIT_DEFAULT)
     .meta({ type: 'integer', minimum: 1, maximum: LIMIT_MAX, default: LIMIT_DEFAULT, description: `The most plants to return: ${LIMIT_RULE}, default ${LIMIT_DEFAULT}.` }),
   after: int64Text('Only plants whose id is greater: the last id of the previous page (see the Link header).').optional(),
@@ -93,10 +103,22 @@ export const plantSchema = z
   })
   .meta({ id: 'Plant' });
 
+export const fieldErrorSchema = z
+  .strictObject({
+    field: z.string().meta({ description: 'The property or parameter: id, name, tag, limit or after.' }),
+    code: z.enum(FIELD_CODES).meta({ description: 'The kind of problem; the same problem always gets the same code.' }),
+    message: z.string().meta({ description: 'What to fix, for a person, without the field name; may be reworded.' }),
+  })
+  .meta({ id: 'FieldError' });
+
 export const errorSchema = z
   .object({
     error: z.int32().meta({ description: 'Stable code, one per cause; see the table in the README.' }),
     message: z.string().meta({ description: 'What went wrong and what to fix, for a person.' }),
+    fields: z
+      .array(fieldErrorSchema)
+      .optional()
+      .meta({ description: 'Only on field validation (40006, 40012): one entry per problem, for a form to show beside each field.' }),
   })
   .meta({ id: 'Error' });
 

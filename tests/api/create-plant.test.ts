@@ -149,24 +149,28 @@ describe('POST /plants id rules', () => {
   });
 
   it.each([
-    ['2^63', '9223372036854775808'],
-    ['-2^63 - 1', '-9223372036854775809'],
-    ['a fraction', '1.5'],
-    ['a tiny fraction', '1.0000000000000001'],
-    ['1e400', '1e400'],
-    ['1e-7', '1e-7'],
-    ['a string', '"12"'],
-    ['null', 'null'],
-    ['a boolean', 'true'],
-    ['an object', '{"value": 1}'],
-  ])('when the id is %s, then it answers 400 naming id and stores nothing', async (_case, literal) => {
+    ['2^63', '9223372036854775808', 'out_of_range'],
+    ['-2^63 - 1', '-9223372036854775809', 'out_of_range'],
+    ['a fraction', '1.5', 'type'],
+    ['a tiny fraction', '1.0000000000000001', 'type'],
+    ['1e400', '1e400', 'type'],
+    ['1e-7', '1e-7', 'type'],
+    ['a string', '"12"', 'type'],
+    ['null', 'null', 'type'],
+    ['a boolean', 'true', 'type'],
+    ['an object', '{"value": 1}', 'type'],
+  ])('when the id is %s, then it answers 400 naming id with its field code and stores nothing', async (_case, literal, code) => {
     const before = storedRows(app).length;
 
     const response = await postPlant(app, `{"id": ${literal}, "name": "Bad id"}`);
 
     expect({ status: response.status, body: response.body }).toEqual({
       status: 400,
-      body: { error: 40006, message: 'id: must be an integer from -9223372036854775808 to 9223372036854775807' },
+      body: {
+        error: 40006,
+        message: 'id: must be an integer from -9223372036854775808 to 9223372036854775807',
+        fields: [{ field: 'id', code, message: 'must be an integer from -9223372036854775808 to 9223372036854775807' }],
+      },
     });
     expect(storedRows(app)).toHaveLength(before);
   });
@@ -174,7 +178,7 @@ describe('POST /plants id rules', () => {
   it('when the id is missing, then it answers 400 saying id is required', async () => {
     const response = await postPlant(app, { name: 'No id' });
 
-    expect(response.body).toEqual({ error: 40006, message: 'id: is required' });
+    expect(response.body).toEqual({ error: 40006, message: 'id: is required', fields: [{ field: 'id', code: 'required', message: 'is required' }] });
   });
 });
 
@@ -196,28 +200,29 @@ describe('POST /plants name and tag rules', () => {
   });
 
   it.each([
-    ['name is missing', { name: undefined }, 'name: is required'],
-    ['name is empty', { name: '' }, 'name: must have at least one non-whitespace character'],
-    ['name is white space only', { name: ' \u00a0\u2003' }, 'name: must have at least one non-whitespace character'],
-    ['name has 201 characters', { name: cactus.repeat(201) }, 'name: must be at most 200 characters (Unicode code points)'],
-    ['name is a number', { name: 5 }, 'name: must be a string'],
-    ['name is null', { name: null }, 'name: must be a string'],
-    ['name has NUL', { name: 'a\u0000b' }, 'name: must not contain control characters (U+0000 to U+001F, U+007F)'],
-    ['name has a newline', { name: 'a\nb' }, 'name: must not contain control characters (U+0000 to U+001F, U+007F)'],
-    ['name has DEL', { name: 'a\u007fb' }, 'name: must not contain control characters (U+0000 to U+001F, U+007F)'],
-    ['name has a lone high surrogate', { name: 'a\ud800b' }, 'name: must not contain unpaired surrogates (malformed UTF-16)'],
-    ['name has a lone low surrogate', { name: '\udc00' }, 'name: must not contain unpaired surrogates (malformed UTF-16)'],
-    ['tag is empty', { tag: '' }, 'tag: must have at least one non-whitespace character'],
-    ['tag is blank', { tag: '   ' }, 'tag: must have at least one non-whitespace character'],
-    ['tag has 101 characters', { tag: 't'.repeat(101) }, 'tag: must be at most 100 characters (Unicode code points)'],
-    ['tag is null', { tag: null }, 'tag: must be a string'],
-    ['tag has a unit separator', { tag: 'a\u001fb' }, 'tag: must not contain control characters (U+0000 to U+001F, U+007F)'],
-  ])('when %s, then it answers 400 with the field and the rule, storing nothing', async (_case, fields, message) => {
+    ['name is missing', { name: undefined }, 'name: is required', 'required'],
+    ['name is empty', { name: '' }, 'name: must have at least one non-whitespace character', 'too_short'],
+    ['name is white space only', { name: ' \u00a0\u2003' }, 'name: must have at least one non-whitespace character', 'blank'],
+    ['name has 201 characters', { name: cactus.repeat(201) }, 'name: must be at most 200 characters (Unicode code points)', 'too_long'],
+    ['name is a number', { name: 5 }, 'name: must be a string', 'type'],
+    ['name is null', { name: null }, 'name: must be a string', 'type'],
+    ['name has NUL', { name: 'a\u0000b' }, 'name: must not contain control characters (U+0000 to U+001F, U+007F)', 'invalid_characters'],
+    ['name has a newline', { name: 'a\nb' }, 'name: must not contain control characters (U+0000 to U+001F, U+007F)', 'invalid_characters'],
+    ['name has DEL', { name: 'a\u007fb' }, 'name: must not contain control characters (U+0000 to U+001F, U+007F)', 'invalid_characters'],
+    ['name has a lone high surrogate', { name: 'a\ud800b' }, 'name: must not contain unpaired surrogates (malformed UTF-16)', 'invalid_characters'],
+    ['name has a lone low surrogate', { name: '\udc00' }, 'name: must not contain unpaired surrogates (malformed UTF-16)', 'invalid_characters'],
+    ['tag is empty', { tag: '' }, 'tag: must have at least one non-whitespace character', 'too_short'],
+    ['tag is blank', { tag: '   ' }, 'tag: must have at least one non-whitespace character', 'blank'],
+    ['tag has 101 characters', { tag: 't'.repeat(101) }, 'tag: must be at most 100 characters (Unicode code points)', 'too_long'],
+    ['tag is null', { tag: null }, 'tag: must be a string', 'type'],
+    ['tag has a unit separator', { tag: 'a\u001fb' }, 'tag: must not contain control characters (U+0000 to U+001F, U+007F)', 'invalid_characters'],
+  ])('when %s, then it answers 400 with the field, the rule and the code, storing nothing', async (_case, fields, message, code) => {
     const plant = aNewPlant(fields);
 
     const response = await postPlant(app, plant);
 
-    expect({ status: response.status, body: response.body }).toEqual({ status: 400, body: { error: 40006, message } });
+    const [field = '', rule] = message.split(': ');
+    expect({ status: response.status, body: response.body }).toEqual({ status: 400, body: { error: 40006, message, fields: [{ field, code, message: rule }] } });
     expect(storedById(plant.id as number)).toBeUndefined();
   });
 
@@ -229,6 +234,11 @@ describe('POST /plants name and tag rules', () => {
       message:
         'id: must be an integer from -9223372036854775808 to 9223372036854775807; ' +
         'name: must have at least one non-whitespace character; tag: must be a string',
+      fields: [
+        { field: 'id', code: 'type', message: 'must be an integer from -9223372036854775808 to 9223372036854775807' },
+        { field: 'name', code: 'too_short', message: 'must have at least one non-whitespace character' },
+        { field: 'tag', code: 'type', message: 'must be a string' },
+      ],
     });
   });
 });

@@ -66,14 +66,20 @@ describe('DELETE /plants/{id}', () => {
     expect([onDisk(id), onDisk(neighbour)]).toEqual([false, true]);
   });
 
-  it.each(['abc', '1.5', '01', '+1', '9223372036854775808'])('when the id is %s, then it answers 400 naming id and deletes nothing', async (id) => {
+  it.each([
+    ['abc', 'type'],
+    ['1.5', 'type'],
+    ['01', 'type'],
+    ['+1', 'type'],
+    ['9223372036854775808', 'out_of_range'],
+  ])('when the id is %s, then it answers 400 naming id with the code %s and deletes nothing', async (id, code) => {
     const before = storedRows(app).length;
 
     const response = await remove(encodeURIComponent(id));
 
     expect({ status: response.status, body: response.body }).toEqual({
       status: 400,
-      body: { error: 40012, message: 'id: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros)' },
+      body: { error: 40012, message: 'id: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros)', fields: [{ field: 'id', code, message: 'must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros)' }] },
     });
     expect(storedRows(app)).toHaveLength(before);
   });

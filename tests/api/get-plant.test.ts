@@ -55,17 +55,17 @@ describe('GET /plants/{id}', () => {
   });
 
   it.each([
-    ['abc', '/plants/abc'],
-    ['1.5', '/plants/1.5'],
-    ['9223372036854775808', '/plants/9223372036854775808'],
-    ['-9223372036854775809', '/plants/-9223372036854775809'],
-    ['01', '/plants/01'],
-    ['+1', '/plants/+1'],
-    ['-0', '/plants/-0'],
-    ['1e3', '/plants/1e3'],
-    ['%20 1', '/plants/%201'],
-    ['a 20-digit number', '/plants/12345678901234567890'],
-  ])('when the id is %s, then it answers 400 naming id, never 404 or 500', async (_case, path) => {
+    ['abc', '/plants/abc', 'type'],
+    ['1.5', '/plants/1.5', 'type'],
+    ['9223372036854775808', '/plants/9223372036854775808', 'out_of_range'],
+    ['-9223372036854775809', '/plants/-9223372036854775809', 'out_of_range'],
+    ['01', '/plants/01', 'type'],
+    ['+1', '/plants/+1', 'type'],
+    ['-0', '/plants/-0', 'type'],
+    ['1e3', '/plants/1e3', 'type'],
+    ['%20 1', '/plants/%201', 'type'],
+    ['a 20-digit number', '/plants/12345678901234567890', 'out_of_range'],
+  ])('when the id is %s, then it answers 400 naming id with the code %s, never 404 or 500', async (_case, path, code) => {
     const response = await get(path);
 
     expect({ status: response.status, body: response.body }).toEqual({
@@ -73,6 +73,7 @@ describe('GET /plants/{id}', () => {
       body: {
         error: 40012,
         message: 'id: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros)',
+        fields: [{ field: 'id', code, message: 'must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros)' }],
       },
     });
   });
@@ -82,7 +83,11 @@ describe('GET /plants/{id}', () => {
 
     expect({ status: response.status, body: response.body }).toEqual({
       status: 400,
-      body: { error: 40012, message: "id: is empty; send /plants/{id} with the plant's id, or GET /plants to list." },
+      body: {
+        error: 40012,
+        message: "id: is empty; send /plants/{id} with the plant's id, or GET /plants to list.",
+        fields: [{ field: 'id', code: 'required', message: "is empty; send /plants/{id} with the plant's id, or GET /plants to list." }],
+      },
     });
   });
 

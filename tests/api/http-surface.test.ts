@@ -113,7 +113,7 @@ describe('CORS', () => {
     expect(response.status).toBe(200);
     expect(pick(response.headers, ['access-control-allow-origin', 'access-control-expose-headers'])).toEqual({
       'access-control-allow-origin': 'http://localhost:5173',
-      'access-control-expose-headers': 'X-Request-Id,Retry-After,WWW-Authenticate,Link',
+      'access-control-expose-headers': 'X-Request-Id,Retry-After,WWW-Authenticate,Link,RateLimit,RateLimit-Policy',
     });
   });
 

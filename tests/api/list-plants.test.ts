@@ -102,26 +102,27 @@ describe('GET /plants', () => {
   });
 
   it.each([
-    ['limit=0', 'limit: must be an integer from 1 to 1000'],
-    ['limit=-1', 'limit: must be an integer from 1 to 1000'],
-    ['limit=1001', 'limit: must be an integer from 1 to 1000'],
-    ['limit=abc', 'limit: must be an integer from 1 to 1000'],
-    ['limit=1.5', 'limit: must be an integer from 1 to 1000'],
-    ['limit=', 'limit: must be an integer from 1 to 1000'],
-    ['limit=010', 'limit: must be an integer from 1 to 1000'],
-    ['limit=1&limit=2', 'limit: must be given once'],
-    ['after=abc', 'after: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros)'],
-    ['after=9223372036854775808', 'after: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros)'],
-    ['after=%2B1', 'after: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros)'],
-    ['after=1&after=2', 'after: must be given once'],
-    ['tag=', 'tag: must have at least one non-whitespace character'],
-    ['tag=%01', 'tag: must not contain control characters (U+0000 to U+001F, U+007F)'],
-    [`tag=${'t'.repeat(101)}`, 'tag: must be at most 100 characters (Unicode code points)'],
-    ['tag=a&tag=b', 'tag: must be given once'],
-  ])('when the query is %s, then it answers 400 naming the parameter', async (query, message) => {
+    ['limit=0', 'limit: must be an integer from 1 to 1000', 'out_of_range'],
+    ['limit=-1', 'limit: must be an integer from 1 to 1000', 'out_of_range'],
+    ['limit=1001', 'limit: must be an integer from 1 to 1000', 'out_of_range'],
+    ['limit=abc', 'limit: must be an integer from 1 to 1000', 'type'],
+    ['limit=1.5', 'limit: must be an integer from 1 to 1000', 'type'],
+    ['limit=', 'limit: must be an integer from 1 to 1000', 'type'],
+    ['limit=010', 'limit: must be an integer from 1 to 1000', 'type'],
+    ['limit=1&limit=2', 'limit: must be given once', 'repeated'],
+    ['after=abc', 'after: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros)', 'type'],
+    ['after=9223372036854775808', 'after: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros)', 'out_of_range'],
+    ['after=%2B1', 'after: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros)', 'type'],
+    ['after=1&after=2', 'after: must be given once', 'repeated'],
+    ['tag=', 'tag: must have at least one non-whitespace character', 'too_short'],
+    ['tag=%01', 'tag: must not contain control characters (U+0000 to U+001F, U+007F)', 'invalid_characters'],
+    [`tag=${'t'.repeat(101)}`, 'tag: must be at most 100 characters (Unicode code points)', 'too_long'],
+    ['tag=a&tag=b', 'tag: must be given once', 'repeated'],
+  ])('when the query is %s, then it answers 400 naming the parameter', async (query, message, code) => {
     const response = await list(`/plants?${query}`);
 
-    expect({ status: response.status, body: response.body }).toEqual({ status: 400, body: { error: 40012, message } });
+    const [field = '', rule] = message.split(': ');
+    expect({ status: response.status, body: response.body }).toEqual({ status: 400, body: { error: 40012, message, fields: [{ field, code, message: rule }] } });
   });
 
   it('when 1000 is the limit and after is the lowest int64, then it is accepted', async () => {

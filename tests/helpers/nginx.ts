@@ -13,15 +13,21 @@ export function nginxAvailable(): boolean {
 
 /**
  * Runs nginx with the project's own docker/nginx.conf, pointed at 127.0.0.1:upstreamPort instead of the compose
- * service, in the foreground as one process (no daemon, no workers) with its files in a temp directory.
+ * service, in the foreground as one process (no daemon, no workers) with its files in a temp directory. `url`
+ * is where the service is mounted (`/api`), `origin` the proxy itself, which serves `webRoot` (the example app) at /.
  */
 export async function startNginx(
   upstreamPort: number,
   replacements: readonly (readonly [string, string])[] = [],
-): Promise<{ url: string; stop: () => Promise<void> }> {
-  return runNginx('nginx.conf', (site) =>
-    replacements.reduce((text, [from, to]) => text.replace(from, to), site.replace('server plants:3000;', `server 127.0.0.1:${upstreamPort};`)),
+  webRoot = path.resolve(__dirname, '..', '..', 'examples', 'web', 'dist'),
+): Promise<{ url: string; origin: string; stop: () => Promise<void> }> {
+  const proxy = await runNginx('nginx.conf', (site) =>
+    replacements.reduce(
+      (text, [from, to]) => text.replace(from, to),
+      site.replace('server plants:3000;', `server 127.0.0.1:${upstreamPort};`).replace('root /usr/share/plant-store/web;', `root ${webRoot};`),
+    ),
   );
+  return { ...proxy, url: `${proxy.url}/api`, origin: proxy.url };
 }
 
 /** docker/nginx.replicas.conf, its two upstreams pointed at two local replicas. */

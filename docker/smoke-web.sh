@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The compose stack as a front-end developer meets it: the example app at / and the service at /api/ on one
+# port, through nginx. Run by .ci/run after docker/smoke.sh, whose local base, nginx and service images it
+# reuses (localhost/plant-store-base, localhost/plant-store-nginx, localhost/plant-store:local). Needs podman,
+# podman-compose and curl; every check fails loudly and the stack is torn down on any exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BASE_IMAGE=localhost/plant-store-base:node20-bookworm
+NGINX_IMAGE=localhost/plant-store-nginx:bookworm
+PROXY_PORT="${SMOKE_PROXY_PORT:-39181}"
+TOKEN="smoke-web-token-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
+export CONTAINERS_CONF="$PWD/docker/ci/containers.conf"
+work=$(mktemp -d)
+base="http://127.0.0.1:$PROXY_PORT"
+
+compose() {
+  BASE_IMAGE="$BASE_IMAGE" NGINX_IMAGE="$NGINX_IMAGE" PROXY_PORT="$PROXY_PORT" AUTH_TOKENS_SECRET_FILE=./auth_tokens.smoke-web \
+    podman-compose -p plant-store-web -f docker/compose.yaml "$@"
+}
+step() { printf '\n== %s\n' "$*"; }
+fail() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
+cleanup() {
+  if [ -f docker/.smoke-web-up ]; then
+    compose down -v >/dev/null 2>&1 || true
+    rm -f docker/.smoke-web-up
+  fi
+  rm -f docker/auth_tokens.smoke-web
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+step "images from docker/smoke.sh"
+for image in "$BASE_IMAGE" "$NGINX_IMAGE" localhost/plant-store:local; do
+  podman image exists "$image" || fail "$image is missing: run bash docker/smoke.sh first"
+done
+
+step "compose stack: the example app at /, the service at /api/ (the proxy image builds the app)"
+printf '%s\n' "$TOKEN" > docker/auth_tokens.smoke-web
+touch docker/.smoke-web-up
+started=$SECONDS
+compose up -d >"$work/up.out" 2>&1 || { cat "$work/up.out" >&2; fail "podman-compose up failed"; }
+ok=
+for _ in $(seq 1 300); do
+  status=$(curl -sS -o "$work/body" -w '%{http_code}' "$base/api/healthz" 2>/dev/null) || true
+  if [ "$status" = 200 ]; then ok=1; break; fi
+  sleep 0.2
+done
+[ -n "$ok" ] || { compose logs >&2 || true; fail "/api/healthz did not answer 200 through port $PROXY_PORT (last $status)"; }
+echo "stack up in $((SECONDS - started)) s"
+
+step "GET / is the example app"
+status=$(curl -sS -o "$work/index.html" -w '%{http_code} %{content_type}' "$base/")
+[ "$status" = "200 text/html" ] || fail "GET / answered $status"
+grep -q '<title>Plant Store</title>' "$work/index.html" || fail "GET / is not the example app: $(head -c 300 "$work/index.html")"
+script=$(sed -n 's/.*<script type="module" crossorigin src="\([^"]*\)".*/\1/p' "$work/index.html" | head -n 1)
+[ -n "$script" ] || fail "no module script in the app's index.html"
+status=$(curl -sS -o "$work/app.js" -w '%{http_code} %{content_type}' "$base$script")
+[ "$status" = "200 text/javascript" ] || fail "GET $script answered $status (a module script needs a JavaScript type)"
+echo "app: index.html and $script ($(wc -c < "$work/app.js") bytes)"
+
+step "GET /api/plants with a token, an exact id past 2^53, and the Link under /api"
+for id in 9007199254740993 9007199254740994; do
+  status=$(curl -sS -o "$work/body" -w '%{http_code}' -X POST "$base/api/plants" \
+    -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d "{\"id\": $id, \"name\": \"Web smoke $id\"}")
+  [ "$status" = 200 ] || fail "POST /api/plants $id answered $status: $(cat "$work/body")"
+done
+status=$(curl -sS -D "$work/headers" -o "$work/body" -w '%{http_code}' "$base/api/plants?limit=1" -H "Authorization: Bearer $TOKEN")
+[ "$status" = 200 ] || fail "GET /api/plants answered $status: $(cat "$work/body")"
+grep -q '"id":9007199254740993,' "$work/body" || fail "GET /api/plants did not answer the exact id: $(cat "$work/body")"
+link=$(tr -d '\r' < "$work/headers" | sed -n 's/^[Ll]ink: <\([^>]*\)>.*/\1/p')
+[ "$link" = "/api/plants?limit=1&after=9007199254740993" ] || fail "the next link is '$link', not under /api/"
+status=$(curl -sS -o "$work/body" -w '%{http_code}' "$base$link" -H "Authorization: Bearer $TOKEN")
+[ "$status" = 200 ] && grep -q '"id":9007199254740994,' "$work/body" || fail "following the Link answered $status: $(cat "$work/body")"
+status=$(curl -sS -o "$work/body" -w '%{http_code}' "$base/api/plants")
+[ "$status" = 401 ] || fail "GET /api/plants without a token answered $status"
+echo "through /api/: exact ids, Link followed verbatim, 401 without a token"
+
+compose down -v >/dev/null 2>&1
+rm -f docker/.smoke-web-up
+left=$(podman ps -a --filter label=com.docker.compose.project=plant-store-web --format '{{.Names}}')
+[ -z "$left" ] || fail "containers left after down -v: $left"
+printf '\nsmoke-web: the example app and the service answered through port %s\n' "$PROXY_PORT"

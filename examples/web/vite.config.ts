@@ -1,0 +1,15 @@
+import { defineConfig } from 'vite';
+
+// `npm run dev` proxies /api to a service on localhost:3000, as nginx does in the compose stack.
+export default defineConfig({
+  build: { target: 'es2022' },
+  server: {
+    proxy: {
+      '/api': {
+        target: 'http://localhost:3000',
+        rewrite: (path) => path.replace(/^\/api/, ''),
+        headers: { 'X-Forwarded-Prefix': '/api' },
+      },
+    },
+  },
+});
