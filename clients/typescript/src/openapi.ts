@@ -319,7 +319,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 50301: The store cannot take writes now; nothing was written. Retry later. | 50302: The service is shutting down; retry on another instance or later. | 50303: The service is over capacity; retry after the number of seconds in Retry-After. */
+            /** @description 50301: The store cannot take writes now; nothing was written. Retry later. | 50302: The service is shutting down; retry on another instance or later. | 50303: The service is over capacity; retry after the number of seconds in Retry-After. | 50310: The identity provider's signing keys cannot be fetched now, so no access token can be checked; retry later. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -329,7 +329,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 50301 | 50302 | 50303;
+                        error?: 50301 | 50302 | 50303 | 50310;
                     };
                 };
             };
@@ -474,7 +474,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 50301: The store cannot take writes now; nothing was written. Retry later. | 50302: The service is shutting down; retry on another instance or later. | 50303: The service is over capacity; retry after the number of seconds in Retry-After. */
+            /** @description 50301: The store cannot take writes now; nothing was written. Retry later. | 50302: The service is shutting down; retry on another instance or later. | 50303: The service is over capacity; retry after the number of seconds in Retry-After. | 50310: The identity provider's signing keys cannot be fetched now, so no access token can be checked; retry later. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -484,7 +484,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 50301 | 50302 | 50303;
+                        error?: 50301 | 50302 | 50303 | 50310;
                     };
                 };
             };
@@ -630,7 +630,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 50301: The store cannot take writes now; nothing was written. Retry later. | 50302: The service is shutting down; retry on another instance or later. | 50303: The service is over capacity; retry after the number of seconds in Retry-After. */
+            /** @description 50301: The store cannot take writes now; nothing was written. Retry later. | 50302: The service is shutting down; retry on another instance or later. | 50303: The service is over capacity; retry after the number of seconds in Retry-After. | 50310: The identity provider's signing keys cannot be fetched now, so no access token can be checked; retry later. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -640,7 +640,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 50301 | 50302 | 50303;
+                        error?: 50301 | 50302 | 50303 | 50310;
                     };
                 };
             };
@@ -782,7 +782,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 50301: The store cannot take writes now; nothing was written. Retry later. | 50302: The service is shutting down; retry on another instance or later. | 50303: The service is over capacity; retry after the number of seconds in Retry-After. */
+            /** @description 50301: The store cannot take writes now; nothing was written. Retry later. | 50302: The service is shutting down; retry on another instance or later. | 50303: The service is over capacity; retry after the number of seconds in Retry-After. | 50310: The identity provider's signing keys cannot be fetched now, so no access token can be checked; retry later. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -792,7 +792,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 50301 | 50302 | 50303;
+                        error?: 50301 | 50302 | 50303 | 50310;
                     };
                 };
             };
@@ -890,7 +890,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 50301: The store cannot take writes now; nothing was written. Retry later. | 50302: The service is shutting down; retry on another instance or later. | 50303: The service is over capacity; retry after the number of seconds in Retry-After. */
+            /** @description 50301: The store cannot take writes now; nothing was written. Retry later. | 50302: The service is shutting down; retry on another instance or later. | 50303: The service is over capacity; retry after the number of seconds in Retry-After. | 50310: The identity provider's signing keys cannot be fetched now, so no access token can be checked; retry later. */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -900,7 +900,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 50301 | 50302 | 50303;
+                        error?: 50301 | 50302 | 50303 | 50310;
                     };
                 };
             };
