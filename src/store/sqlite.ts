@@ -55,6 +55,17 @@ export function createSqliteStore(file: string, config: StoreConfig, logger: Log
   // Before the repository: it prepares its statements against the migrated schema.
   const applied = migrate(db, migrations);
   logger.info({ database: file, applied }, 'database ready');
+  return sqliteStoreOver(db, migrations, config, logger, hooks);
+}
+
+/** The store over a database already open and migrated; its close closes that connection. */
+export function sqliteStoreOver(
+  db: Db,
+  migrations: readonly Migration[],
+  config: StoreConfig,
+  logger: Logger,
+  hooks: StoreHooks = {},
+): Store {
   return {
     ...sqliteParts(db, migrations, config, logger, hooks),
     open: () => Promise.resolve(),

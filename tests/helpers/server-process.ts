@@ -1,7 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, openSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { freePort } from './ports';
 import { TOKEN } from './test-app';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -19,6 +20,35 @@ export type ServerProcess = {
 
 export function tempDataDir(): string {
   return mkdtempSync(path.join(os.tmpdir(), 'plants-process-'));
+}
+
+/**
+ * The built server on a free port with stdout on a FIFO in a temp directory, its store a file beside it. The FIFO is
+ * opened read-write here (`fd`, for the caller to close) so the server's open does not wait for a reader and never
+ * meets EPIPE; whether anybody reads `fifo` is the test's choice.
+ */
+export async function startServerOnFifo(env: Record<string, string>, storeName = 'plants') {
+  const dir = tempDataDir();
+  const fifo = path.join(dir, 'stdout.fifo');
+  execFileSync('mkfifo', [fifo]);
+  const fd = openSync(fifo, 'r+');
+  const port = await freePort();
+  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'server.js')], {
+    env: {
+      PATH: process.env.PATH,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      AUTH_TOKENS: TOKEN,
+      RATE_LIMIT_PER_MINUTE: '0',
+      LOAD_SHED_LAG_MS: '0',
+      // Never the default 9464: a development server on this host would hold it.
+      METRICS_PORT: '0',
+      DATABASE_URL: `file:${path.join(dir, `${storeName}.db`)}`,
+      ...env,
+    },
+    stdio: ['ignore', fd, 'ignore'],
+  });
+  return { child, fifo, fd, port };
 }
 
 /** Runs the built server (dist/server.js) as production does, on an ephemeral port of 127.0.0.1. */

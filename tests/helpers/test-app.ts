@@ -8,7 +8,7 @@ import { openDatabase, type Db } from '../../src/db/database';
 import { loadMigrations, migrate } from '../../src/db/migrate';
 import type { Lifecycle } from '../../src/lifecycle';
 import { startService, type Service } from '../../src/service';
-import { sqliteParts } from '../../src/store/sqlite';
+import { sqliteStoreOver } from '../../src/store/sqlite';
 import { captureLogs, type LogLine } from './common';
 import { freePort } from './ports';
 import { adminUrl, createTestDatabase, outboxRows, plantRows, runSql, type OutboxRow } from './postgres';
@@ -83,15 +83,7 @@ export async function startTestApp(
   const { rawLogs, logs, logger } = captureLogs(config);
   // The app's own connection, so a test can reach it (app.db); the service closes it at the end of its drain.
   const service = await startService(config, logger, {
-    store: (hooks) => ({
-      ...sqliteParts(db, migrations, config, logger, hooks),
-      open: () => Promise.resolve(),
-      start: () => undefined,
-      close: () => {
-        db.close();
-        return Promise.resolve();
-      },
-    }),
+    store: (hooks) => sqliteStoreOver(db, migrations, config, logger, hooks),
   });
   const inspectors: Database.Database[] = [];
 

@@ -1,13 +1,9 @@
-import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, createReadStream, openSync, readFileSync } from 'node:fs';
+import { closeSync, createReadStream, readFileSync } from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
+import { sleep } from '../helpers/common';
 import { aNewPlant } from '../helpers/plants';
-import { freePort } from '../helpers/ports';
-import { tempDataDir } from '../helpers/server-process';
+import { startServerOnFifo } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
-
-const ROOT = path.resolve(__dirname, '..', '..');
 const MiB = 1024 * 1024;
 const LOG_BUFFER_LIMIT = 1 * MiB;
 const BLOCKED_MS = 60_000;
@@ -15,7 +11,6 @@ const CONNECTIONS = 8;
 // Long enough (within Node's 16 KiB of headers) that even a slow machine logs several times the allowance below
 // in the minute: a buffer without a limit would break the bound.
 const LONG_PATH = `/nothing-here/${'x'.repeat(12_000)}`;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
 
@@ -32,26 +27,7 @@ const GC_NOISE = 16 * MiB;
 
 /** The built server with stdout on a FIFO, read or not as the test says, and creates on CONNECTIONS keep-alive connections. */
 async function startUnderTraffic(name: string) {
-  const dir = tempDataDir();
-  const fifo = path.join(dir, 'stdout.fifo');
-  execFileSync('mkfifo', [fifo]);
-  // Opened read-write here so that the server's open does not wait for a reader, and never meets EPIPE.
-  const fd = openSync(fifo, 'r+');
-  const port = await freePort();
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'server.js')], {
-    env: {
-      PATH: process.env.PATH,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      AUTH_TOKENS: TOKEN,
-      RATE_LIMIT_PER_MINUTE: '0',
-      LOAD_SHED_LAG_MS: '0',
-      METRICS_PORT: '0',
-      LOG_BUFFER_LIMIT: String(LOG_BUFFER_LIMIT),
-      DATABASE_URL: `file:${path.join(dir, `${name}.db`)}`,
-    },
-    stdio: ['ignore', fd, 'ignore'],
-  });
+  const { child, fifo, fd, port } = await startServerOnFifo({ LOG_BUFFER_LIMIT: String(LOG_BUFFER_LIMIT) }, name);
   const pid = child.pid ?? 0;
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   let logText = '';

@@ -1,38 +1,13 @@
-import { spawn } from 'node:child_process';
-import { closeSync, createReadStream, openSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { closeSync, createReadStream } from 'node:fs';
 import http from 'node:http';
-import path from 'node:path';
-import { aNewPlant } from '../helpers/plants';
-import { tempDataDir } from '../helpers/server-process';
-import { TOKEN } from '../helpers/test-app';
-import { freePort } from '../helpers/ports';
 import { sleep } from '../helpers/common';
-
-const ROOT = path.resolve(__dirname, '..', '..');
+import { aNewPlant } from '../helpers/plants';
+import { startServerOnFifo } from '../helpers/server-process';
+import { TOKEN } from '../helpers/test-app';
 
 /** The built server with stdout on a FIFO that nobody reads (opened read-write here so the open does not wait). */
 async function startWithBlockedStdout(env: Record<string, string>) {
-  const dir = tempDataDir();
-  const fifo = path.join(dir, 'stdout.fifo');
-  execFileSync('mkfifo', [fifo]);
-  const fd = openSync(fifo, 'r+');
-  const port = await freePort();
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist', 'server.js')], {
-    env: {
-      PATH: process.env.PATH,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      AUTH_TOKENS: TOKEN,
-      RATE_LIMIT_PER_MINUTE: '0',
-      LOAD_SHED_LAG_MS: '0',
-      // Never the default 9464: a development server on this host would hold it.
-      METRICS_PORT: '0',
-      DATABASE_URL: `file:${path.join(dir, 'plants.db')}`,
-      ...env,
-    },
-    stdio: ['ignore', fd, 'ignore'],
-  });
+  const { child, fifo, fd, port } = await startServerOnFifo(env);
   const exited = new Promise<{ code: number | null; at: number }>((resolve) => child.on('exit', (code) => resolve({ code, at: performance.now() })));
   const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
   const get = (requestPath: string) =>
