@@ -136,7 +136,7 @@ describe('AUTH_TOKENS_FILE at start', () => {
 
 describe('npm run token', () => {
   const mint = (...scopes: string[]) => {
-    const output = execFileSync(process.execPath, [path.join(ROOT, 'dist', 'auth', 'token.cli.js'), ...scopes], { encoding: 'utf8' });
+    const output = execFileSync('npm', ['run', '-s', 'token', '--', ...scopes], { cwd: ROOT, encoding: 'utf8' });
     const [, token = '', line = ''] = /^Token[^\n]*\n {2}(\S+)\nLine for AUTH_TOKENS_FILE[^\n]*\n {2}([^\n]+)\n$/.exec(output) ?? [];
     return { token, line };
   };
