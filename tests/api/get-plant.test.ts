@@ -1,8 +1,9 @@
 import { aNewPlant, uniqueId } from '../helpers/plants';
-import { bearer, postPlant, startTestApp } from '../helpers/test-app';
-import { appForAll } from '../helpers/fixtures';
+import { bearer, postPlant } from '../helpers/test-app';
+import { appForAll, perTest } from '../helpers/fixtures';
 
 const app = appForAll();
+const open = perTest();
 
 const get = (path: string) => app.request.get(path).set(bearer());
 
@@ -113,20 +114,17 @@ describe('GET /plants/{id}', () => {
   });
 
   it('when reads, deletes and creates come from one token, then they count against one rate limit', async () => {
-    const limited = await startTestApp({ RATE_LIMIT_PER_MINUTE: '3' });
+    const limited = await open.app({ RATE_LIMIT_PER_MINUTE: '3' });
     const plant = aNewPlant();
-    try {
-      const statuses = [
-        (await postPlant(limited, plant)).status,
-        (await limited.request.get(`/plants/${plant.id as number}`).set(bearer())).status,
-        (await limited.request.delete(`/plants/${plant.id as number}`).set(bearer())).status,
-        (await limited.request.get('/plants').set(bearer())).status,
-      ];
 
-      expect(statuses).toEqual([200, 200, 204, 429]);
-    } finally {
-      await limited.close();
-    }
+    const statuses = [
+      (await postPlant(limited, plant)).status,
+      (await limited.request.get(`/plants/${plant.id as number}`).set(bearer())).status,
+      (await limited.request.delete(`/plants/${plant.id as number}`).set(bearer())).status,
+      (await limited.request.get('/plants').set(bearer())).status,
+    ];
+
+    expect(statuses).toEqual([200, 200, 204, 429]);
   });
 
   it('when no token is sent, then it answers 401 like a create', async () => {

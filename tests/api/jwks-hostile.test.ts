@@ -1,8 +1,9 @@
 import { generateKeyPairSync } from 'node:crypto';
 import type { JWK } from 'jose';
 import { aNewPlant } from '../helpers/plants';
-import { claimsFor, startIdentityProvider, type IdentityProvider } from '../helpers/identity-provider';
-import { startTestApp, type TestApp } from '../helpers/test-app';
+import { appForAll, appForEach, identityProviderForAll, identityProviderForEach, sleep } from '../helpers/fixtures';
+import { claimsFor } from '../helpers/identity-provider';
+import { type TestApp } from '../helpers/test-app';
 
 const UNAVAILABLE = {
   error: 50310,
@@ -20,22 +21,13 @@ function post(app: TestApp, token: string) {
     .send(JSON.stringify(aNewPlant()));
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 /** A token anyone can write: a header naming a kid, valid claims, and a signature of four bytes of nothing. */
 const anonymous = (kid: string) => `${b64({ alg: 'RS256', kid })}.${b64(claimsFor())}.AAAAAA`;
 
 describe('a JWKS server that never finishes its answer', () => {
-  let idp: IdentityProvider;
-  let app: TestApp;
-  beforeEach(async () => {
-    idp = await startIdentityProvider();
-    app = await startTestApp({ ...idp.env(), AUTH_JWKS_TIMEOUT_MS: String(TIMEOUT_MS), AUTH_JWKS_COOLDOWN_S: String(COOLDOWN_MS / 1000) });
-  });
-  afterEach(async () => {
-    await app.close();
-    await idp.stop();
-  });
+  const idp = identityProviderForEach();
+  const app = appForEach(() => ({ ...idp.env(), AUTH_JWKS_TIMEOUT_MS: String(TIMEOUT_MS), AUTH_JWKS_COOLDOWN_S: String(COOLDOWN_MS / 1000) }));
 
   it('when it trickles a byte every 200 ms on first use, then every waiting JWT request gets 503 with Retry-After within the deadline', async () => {
     idp.answerWith('trickle');
@@ -89,19 +81,13 @@ describe('a JWKS server that never finishes its answer', () => {
 });
 
 describe('keys the service cannot verify with', () => {
-  let idp: IdentityProvider;
-  let app: TestApp;
+  const idp = identityProviderForAll();
   const weak: JWK = { ...generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ format: 'jwk' }), kid: 'weak', alg: 'RS256', use: 'sig' };
   const empty: JWK = { kty: 'RSA', n: 'AAAA', e: 'AQAB', kid: 'n-AAAA', use: 'sig' };
-  beforeAll(async () => {
-    idp = await startIdentityProvider();
+  beforeAll(() => {
     idp.publishRaw(weak, empty);
-    app = await startTestApp({ ...idp.env(), AUTH_JWKS_COOLDOWN_S: String(COOLDOWN_MS / 1000) });
   });
-  afterAll(async () => {
-    await app.close();
-    await idp.stop();
-  });
+  const app = appForAll(() => ({ ...idp.env(), AUTH_JWKS_COOLDOWN_S: String(COOLDOWN_MS / 1000) }));
 
   it('when anonymous tokens name a 1024-bit key or a key with n "AAAA", then each gets 401 invalid_token and each key one warn line', async () => {
     const answers = [];

@@ -1,9 +1,9 @@
-import net from 'node:net';
 import { aNewPlant } from '../helpers/plants';
-import { AUDIENCE, ISSUER, startIdentityProvider, type IdentityProvider } from '../helpers/identity-provider';
-import { startTestApp, type TestApp } from '../helpers/test-app';
+import { AUDIENCE, ISSUER } from '../helpers/identity-provider';
+import { type TestApp } from '../helpers/test-app';
 import { sleep } from '../helpers/common';
-import { appForEach, identityProviderForEach } from '../helpers/fixtures';
+import { appForAll, appForEach, identityProviderForAll, identityProviderForEach } from '../helpers/fixtures';
+import { freePort } from '../helpers/ports';
 
 const UNKNOWN_KEY = { error: 40102, message: 'The access token is signed with a key the identity provider does not publish (unknown kid).' };
 const UNREACHABLE = {
@@ -124,21 +124,13 @@ describe('tokens verified before', () => {
 });
 
 describe('a provider never reached', () => {
-  let app: TestApp;
-  let idp: IdentityProvider;
+  const idp = identityProviderForAll();
+  let port = 0;
   beforeAll(async () => {
-    idp = await startIdentityProvider();
-    // A port that was free a moment ago and is closed now: connections are refused.
-    const probe = net.createServer();
-    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-    const { port } = probe.address() as net.AddressInfo;
-    await new Promise((resolve) => probe.close(resolve));
-    app = await startTestApp({ AUTH_JWKS_URL: `http://127.0.0.1:${port}/jwks`, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE });
+    // A port that was free a moment ago and that nobody listens on: connections are refused.
+    port = await freePort();
   });
-  afterAll(async () => {
-    await app.close();
-    await idp.stop();
-  });
+  const app = appForAll(() => ({ AUTH_JWKS_URL: `http://127.0.0.1:${port}/jwks`, AUTH_ISSUER: ISSUER, AUTH_AUDIENCE: AUDIENCE }));
 
   it('when a JWT arrives and the keys were never fetched, then it answers 503 at once, and the service stays up', async () => {
     const started = performance.now();

@@ -1,7 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020';
 import { aNewPlant } from '../helpers/plants';
 import { ALGS, hmacSigned } from '../helpers/identity-provider';
-import { OTHER_TOKEN, startTestApp, storedRows, type TestApp } from '../helpers/test-app';
+import { OTHER_TOKEN, storedRows, type TestApp } from '../helpers/test-app';
 import { appForAll, identityProviderForAll } from '../helpers/fixtures';
 
 const json = { 'Content-Type': 'application/json' };
@@ -239,13 +239,7 @@ describe('the OpenAPI document on JWTs and scopes', () => {
 
 describe('a static token shaped like a JWT while JWTs are accepted', () => {
   const DOTTED = 'static-part-one.static-part-two.static-part-three';
-  let both: TestApp;
-  beforeAll(async () => {
-    both = await startTestApp({ ...idp.env(), AUTH_TOKENS: DOTTED });
-  });
-  afterAll(async () => {
-    await both.close();
-  });
+  const both = appForAll(() => ({ ...idp.env(), AUTH_TOKENS: DOTTED }));
 
   it('when it is presented, then it authenticates as the static token it is', async () => {
     const response = await post(both, DOTTED);

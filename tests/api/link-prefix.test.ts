@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { uniqueId } from '../helpers/plants';
-import { bearer, postPlant, startTestApp, TOKEN, type TestApp } from '../helpers/test-app';
+import { appForAll } from '../helpers/fixtures';
+import { bearer, postPlant, TOKEN, type TestApp } from '../helpers/test-app';
 
 // The plants of this file carry their own tag, so each page holds only them.
 const TAG = `link-${uniqueId()}`;
@@ -26,16 +27,11 @@ function rawGet(url: string, target: string): Promise<string> {
 }
 
 describe('GET /plants next link behind a proxy that trusts its hop (TRUST_PROXY=1)', () => {
-  let app: TestApp;
+  const app = appForAll({ TRUST_PROXY: '1' });
   let ids: number[];
 
   beforeAll(async () => {
-    app = await startTestApp({ TRUST_PROXY: '1' });
     ids = await withPlants(app);
-  });
-
-  afterAll(async () => {
-    await app.close();
   });
 
   const page = (prefix: string) => app.request.get(`/plants?limit=1&tag=${TAG}`).set({ ...bearer(), 'X-Forwarded-Prefix': prefix });
@@ -74,16 +70,11 @@ describe('GET /plants next link behind a proxy that trusts its hop (TRUST_PROXY=
 });
 
 describe('GET /plants next link when the hop is not trusted (TRUST_PROXY unset)', () => {
-  let app: TestApp;
+  const app = appForAll();
   let ids: number[];
 
   beforeAll(async () => {
-    app = await startTestApp();
     ids = await withPlants(app);
-  });
-
-  afterAll(async () => {
-    await app.close();
   });
 
   it('when a client sends X-Forwarded-Prefix, then the link ignores it', async () => {

@@ -1,5 +1,5 @@
-import { bearer, postPlant, startTestApp } from '../helpers/test-app';
-import { appForAll } from '../helpers/fixtures';
+import { bearer, postPlant } from '../helpers/test-app';
+import { appForAll, perTest } from '../helpers/fixtures';
 
 describe('GET /plants', () => {
   const shelf = appForAll();
@@ -133,25 +133,24 @@ describe('GET /plants', () => {
 });
 
 describe('int64 ids across create, list, fetch and delete', () => {
+  const open = perTest();
+
   it('when plants have ids at the int64 edges, then the list writes each id exactly, and each can be fetched and deleted', async () => {
     const edges = ['-9223372036854775808', '-9007199254740993', '9007199254740993', '9223372036854775807'];
-    const edgeApp = await startTestApp();
-    try {
-      for (const id of edges) expect((await postPlant(edgeApp, `{"id": ${id}, "name": "n${id}"}`)).status).toBe(200);
+    const edgeApp = await open.app();
 
-      const listed = await edgeApp.request.get('/plants').set(bearer());
-      const page = await edgeApp.request.get('/plants?limit=1&after=9007199254740993').set(bearer());
-      const fetched = await edgeApp.request.get('/plants/9223372036854775807').set(bearer());
-      const deleted = await edgeApp.request.delete('/plants/-9223372036854775808').set(bearer());
-      const after = await edgeApp.request.get('/plants').set(bearer());
+    for (const id of edges) expect((await postPlant(edgeApp, `{"id": ${id}, "name": "n${id}"}`)).status).toBe(200);
 
-      expect(listed.text).toBe(`[${edges.map((id) => `{"id":${id},"name":"n${id}"}`).join(',')}]`);
-      expect(page.text).toBe('[{"id":9223372036854775807,"name":"n9223372036854775807"}]');
-      expect(fetched.text).toBe('{"id":9223372036854775807,"name":"n9223372036854775807"}');
-      expect(deleted.status).toBe(204);
-      expect(after.text).toBe(`[${edges.slice(1).map((id) => `{"id":${id},"name":"n${id}"}`).join(',')}]`);
-    } finally {
-      await edgeApp.close();
-    }
+    const listed = await edgeApp.request.get('/plants').set(bearer());
+    const page = await edgeApp.request.get('/plants?limit=1&after=9007199254740993').set(bearer());
+    const fetched = await edgeApp.request.get('/plants/9223372036854775807').set(bearer());
+    const deleted = await edgeApp.request.delete('/plants/-9223372036854775808').set(bearer());
+    const after = await edgeApp.request.get('/plants').set(bearer());
+
+    expect(listed.text).toBe(`[${edges.map((id) => `{"id":${id},"name":"n${id}"}`).join(',')}]`);
+    expect(page.text).toBe('[{"id":9223372036854775807,"name":"n9223372036854775807"}]');
+    expect(fetched.text).toBe('{"id":9223372036854775807,"name":"n9223372036854775807"}');
+    expect(deleted.status).toBe(204);
+    expect(after.text).toBe(`[${edges.slice(1).map((id) => `{"id":${id},"name":"n${id}"}`).join(',')}]`);
   });
 });

@@ -3,8 +3,8 @@ import { bucketsOf, family, scrape, valueOf, type Scrape } from '../helpers/metr
 import { pause } from '../helpers/event-loop';
 import { aNewPlant } from '../helpers/plants';
 import { lockPlants } from '../helpers/store-lock';
-import { bearer, defaultStore, dropTable, postPlant, startTestApp, type TestApp } from '../helpers/test-app';
-import { appForAll } from '../helpers/fixtures';
+import { bearer, defaultStore, dropTable, postPlant, type TestApp } from '../helpers/test-app';
+import { appForAll, perTest } from '../helpers/fixtures';
 
 const DURATION_BUCKETS = ['0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '+Inf'];
 
@@ -141,12 +141,13 @@ const sqliteOnly = defaultStore() === 'postgres' ? it.skip : it;
 const postgresOnly = defaultStore() === 'postgres' ? it : it.skip;
 
 describe('metrics for refusals and store faults', () => {
+  const open = perTest();
+
   it('when a client passes RATE_LIMIT_PER_MINUTE, then the refusal is counted as rate-limited', async () => {
-    const app = await startTestApp({ METRICS_PORT: '9464', RATE_LIMIT_PER_MINUTE: '1' });
+    const app = await open.app({ METRICS_PORT: '9464', RATE_LIMIT_PER_MINUTE: '1' });
 
     const statuses = [(await postPlant(app, aNewPlant())).status, (await postPlant(app, aNewPlant())).status];
     const scraped = await scrapeSettled(app);
-    await app.close();
 
     expect(statuses).toEqual([200, 429]);
     expect(valueOf(scraped, 'plants_requests_rate_limited_total')).toBe(1);
@@ -154,7 +155,7 @@ describe('metrics for refusals and store faults', () => {
   });
 
   it('when 64 creates queue on a locked store, then the shed request is counted as shed', async () => {
-    const app = await startTestApp({ METRICS_PORT: '9464', LOAD_SHED_LAG_MS: '300', DATABASE_BUSY_TIMEOUT_MS: '10000', DATABASE_STATEMENT_TIMEOUT_MS: '10000', DATABASE_CONNECT_TIMEOUT_MS: '9000' });
+    const app = await open.app({ METRICS_PORT: '9464', LOAD_SHED_LAG_MS: '300', DATABASE_BUSY_TIMEOUT_MS: '10000', DATABASE_STATEMENT_TIMEOUT_MS: '10000', DATABASE_CONNECT_TIMEOUT_MS: '9000' });
     const lock = await lockPlants(app);
     const queued = Promise.all(Array.from({ length: 64 }, () => postPlant(app, aNewPlant())));
     await pause(2000);
@@ -163,14 +164,13 @@ describe('metrics for refusals and store faults', () => {
     await lock.release();
     await queued;
     const scraped = await scrapeSettled(app);
-    await app.close();
 
     expect(status).toBe(503);
     expect(valueOf(scraped, 'plants_requests_shed_total')).toBe(1);
   });
 
   sqliteOnly('when another connection holds the write lock, then the failed commit is counted by its driver code', async () => {
-    const app = await startTestApp({ METRICS_PORT: '9464', DATABASE_BUSY_TIMEOUT_MS: '50' });
+    const app = await open.app({ METRICS_PORT: '9464', DATABASE_BUSY_TIMEOUT_MS: '50' });
     const locker = new Database(app.dbPath);
     locker.exec('BEGIN IMMEDIATE');
 
@@ -178,7 +178,6 @@ describe('metrics for refusals and store faults', () => {
     locker.exec('ROLLBACK');
     locker.close();
     const scraped = await scrapeSettled(app);
-    await app.close();
 
     expect(status).toBe(503);
     expect(valueOf(scraped, 'plants_store_errors_total', { kind: 'SQLITE_BUSY' })).toBe(1);
@@ -186,12 +185,11 @@ describe('metrics for refusals and store faults', () => {
   });
 
   postgresOnly('when the plants table is gone, then the failed commit is counted by its SQLSTATE class', async () => {
-    const app = await startTestApp({ METRICS_PORT: '9464' });
+    const app = await open.app({ METRICS_PORT: '9464' });
     dropTable(app, 'plants');
 
     const status = (await postPlant(app, aNewPlant())).status;
     const scraped = await scrapeSettled(app);
-    await app.close();
 
     expect(status).toBe(500);
     expect(valueOf(scraped, 'plants_store_errors_total', { kind: 'SQLSTATE_42' })).toBe(1);

@@ -1,16 +1,9 @@
 import http from 'node:http';
 import { aNewPlant } from '../helpers/plants';
-import { bearer, postPlant, startTestApp, type TestApp } from '../helpers/test-app';
+import { appForAll } from '../helpers/fixtures';
+import { bearer, postPlant } from '../helpers/test-app';
 
-let app: TestApp;
-
-beforeAll(async () => {
-  app = await startTestApp();
-});
-
-afterAll(async () => {
-  await app.close();
-});
+const app = appForAll();
 
 type Answer = { status: number; body: unknown };
 

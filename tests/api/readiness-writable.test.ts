@@ -1,17 +1,17 @@
 import { spawn } from 'node:child_process';
 import { aNewPlant } from '../helpers/plants';
 import { adminUrl, runSql } from '../helpers/postgres';
-import { defaultStore, postPlant, startTestApp, type TestApp } from '../helpers/test-app';
+import { appForAll, sleep } from '../helpers/fixtures';
+import { defaultStore, postPlant } from '../helpers/test-app';
 
 // Ready means a write can commit, on both stores. SQLite's read-only store is in store-faults.test.ts; here the
 // PostgreSQL database refuses writes while it still answers reads.
 const postgresOnly = defaultStore() === 'postgres' ? describe : describe.skip;
 
 const READ_ONLY = { error: 50301, message: 'The store is read-only; it cannot take writes.' };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 postgresOnly('/readyz on a PostgreSQL database that refuses writes', () => {
-  let app: TestApp;
+  const app = appForAll();
   let database: string;
   // From the server's maintenance database: a session of the test database itself would be read-only too.
   const admin = (sql: string) => runSql(adminUrl() as string, sql);
@@ -30,13 +30,8 @@ postgresOnly('/readyz on a PostgreSQL database that refuses writes', () => {
     return app.request.get('/readyz');
   };
 
-  beforeAll(async () => {
-    app = await startTestApp();
+  beforeAll(() => {
     database = new URL(app.dbPath).pathname.slice(1);
-  });
-
-  afterAll(async () => {
-    await app.close();
   });
 
   it('when default_transaction_read_only is on, then /readyz and creates answer 503, and both recover when it is off again', async () => {

@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
 import { childTraceparent, parseTraceparent } from '../../src/tracing';
 import { aNewPlant } from '../helpers/plants';
-import { defaultStore, dropTable, postPlant, startTestApp } from '../helpers/test-app';
+import { perTest } from '../helpers/fixtures';
+import { defaultStore, dropTable, postPlant } from '../helpers/test-app';
 import { appForAll } from '../helpers/fixtures';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -55,8 +56,10 @@ describe('W3C traceparent on the log lines', () => {
 const sqliteOnly = defaultStore() === 'postgres' ? it.skip : it;
 
 describe('W3C traceparent on error log lines', () => {
+  const open = perTest();
+
   sqliteOnly('when a store fault answers 503, then its request line carries the trace id (the fault itself is logged once per episode)', async () => {
-    const app = await startTestApp({ DATABASE_BUSY_TIMEOUT_MS: '50' });
+    const app = await open.app({ DATABASE_BUSY_TIMEOUT_MS: '50' });
     const locker = new Database(app.dbPath);
     locker.exec('BEGIN IMMEDIATE');
 
@@ -72,7 +75,7 @@ describe('W3C traceparent on error log lines', () => {
   });
 
   it('when a bug answers 500, then its error line carries the trace id', async () => {
-    const app = await startTestApp();
+    const app = await open.app();
     dropTable(app, 'plants');
 
     const response = await postPlant(app, aNewPlant(), { traceparent: VALID, 'X-Request-Id': 'traced-bug' });

@@ -26,6 +26,12 @@ export type StoreKind = 'sqlite' | 'postgres';
  */
 export const defaultStore = (): StoreKind => (process.env.TEST_STORE === 'postgres' ? 'postgres' : 'sqlite');
 
+/** A close that a test may call itself (to read what the drain flushed) before its fixture calls it again. */
+const once = (run: () => Promise<void>): (() => Promise<void>) => {
+  let closing: Promise<void> | undefined;
+  return () => (closing ??= run());
+};
+
 export type TestApp = {
   request: supertest.Agent;
   url: string;
@@ -103,11 +109,11 @@ export async function startTestApp(
       return connection;
     },
     metricsUrl: service.metricsUrl,
-    close: async () => {
+    close: once(async () => {
       await service.drain();
       for (const connection of inspectors) connection.close();
       rmSync(dir, { recursive: true, force: true });
-    },
+    }),
   };
 }
 
@@ -141,10 +147,10 @@ async function startPostgresTestApp(env: Record<string, string>): Promise<TestAp
     },
     inspect: sqliteOnly('app.inspect()'),
     metricsUrl: service.metricsUrl,
-    close: async () => {
+    close: once(async () => {
       await service.drain();
       await database.drop();
-    },
+    }),
   };
 }
 
