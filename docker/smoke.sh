@@ -22,6 +22,7 @@ export CONTAINERS_CONF="$PWD/docker/ci/containers.conf"
 work=$(mktemp -d)
 container=plants-smoke
 volume=plants-smoke-data
+backups=plants-smoke-backups
 
 # Projects of their own, so a run never touches a stack started by hand from the README (project plant-store).
 # podman-compose 1.0 ignores the file's top-level name, so the project is always given with -p.
@@ -52,7 +53,7 @@ step() { printf '\n== %s\n' "$*"; }
 fail() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
 cleanup() {
   podman rm -f -t 0 "$container" "$container-2" >/dev/null 2>&1 || true
-  podman volume rm -f "$volume" >/dev/null 2>&1 || true
+  podman volume rm -f "$volume" "$backups" >/dev/null 2>&1 || true
   podman secret rm plants-smoke-tokens >/dev/null 2>&1 || true
   if command -v podman >/dev/null 2>&1; then
     remove_project "$PROJECT"
@@ -171,7 +172,7 @@ step "run with a token from a mounted secret"
 printf '%s\n' "$TOKEN" | podman secret create plants-smoke-tokens - >/dev/null
 run_container() {
   # --health-interval disable: no systemd here to run the timer; the check itself runs below by hand.
-  podman run -d --name "$1" --health-interval disable -p "127.0.0.1:$PORT:3000" -v "$volume:/data" \
+  podman run -d --name "$1" --health-interval disable -p "127.0.0.1:$PORT:3000" -v "$volume:/data" -v "$backups:/backups" \
     --secret plants-smoke-tokens,target=/run/secrets/auth_tokens -e AUTH_TOKENS_FILE=/run/secrets/auth_tokens \
     "$IMAGE" >/dev/null
   for _ in $(seq 1 100); do
@@ -197,6 +198,16 @@ status=$(post "$plant")
 [ "$status" = 200 ] || fail "create answered $status: $(cat "$work/body")"
 echo "created: $(cat "$work/body")"
 
+step "plant-store in the image: an online backup beside the live service, an export with exact ids"
+podman exec "$container" plant-store backup --to /backups/smoke.db >"$work/backup.out" 2>&1 \
+  || { cat "$work/backup.out" >&2; fail "plant-store backup failed inside the running container"; }
+cat "$work/backup.out"
+podman exec "$container" sh -c 'ls /backups' | grep -qx 'smoke.db.meta.json' || fail "the backup has no sidecar beside it"
+podman exec "$container" plant-store export >"$work/export.ndjson" 2>"$work/export.err" \
+  || { cat "$work/export.err" >&2; fail "plant-store export failed inside the running container"; }
+grep -q '"id":9007199254740993' "$work/export.ndjson" || fail "the export lost the exact id: $(head -c 300 "$work/export.ndjson")"
+echo "export: $(wc -l <"$work/export.ndjson") line(s), id 9007199254740993 exact"
+
 step "podman stop drains and exits 0 within 2 s"
 started=$(date +%s%N)
 podman stop "$container" >/dev/null
@@ -220,9 +231,22 @@ status=$(post "$plant")
 status=$(post '{"id": 9007199254740993, "name": "Another fern"}')
 grep -q '"error":40007' "$work/body" && [ "$status" = 400 ] || fail "the stored plant is gone: a conflicting create answered $status $(cat "$work/body")"
 echo "survived: identical create 200, conflicting create 400 (40007)"
+status=$(post '{"id": 7, "name": "Created after the backup"}')
+[ "$status" = 200 ] || fail "create after the backup answered $status: $(cat "$work/body")"
 podman stop "$container-2" >/dev/null
 podman rm "$container-2" >/dev/null
-podman volume rm "$volume" >/dev/null
+
+step "plant-store restore in a one-off container on the stopped service's volumes"
+one_off() { podman run --rm --entrypoint plant-store -v "$volume:/data" -v "$backups:/backups" "$IMAGE" "$@"; }
+one_off restore --from /backups/smoke.db >"$work/restore.out" 2>&1 \
+  || { cat "$work/restore.out" >&2; fail "plant-store restore failed"; }
+cat "$work/restore.out"
+grep -q 'kept the store that was at' "$work/restore.out" || fail "restore did not say where it kept the replaced store"
+one_off export >"$work/restored.ndjson" 2>"$work/export.err" || { cat "$work/export.err" >&2; fail "export after restore failed"; }
+grep -q '"id":9007199254740993' "$work/restored.ndjson" || fail "the restored store lacks the backed-up plant"
+! grep -q '"id":7,' "$work/restored.ndjson" || fail "the restored store still has the plant created after the backup"
+echo "restored: the backup's plants, without the one created after it"
+podman volume rm "$volume" "$backups" >/dev/null
 
 step "compose stack: nginx in front of the service"
 if ! podman image exists "$NGINX_IMAGE"; then
