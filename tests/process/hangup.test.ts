@@ -1,13 +1,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { sleep } from '../helpers/common';
 import { aNewPlant } from '../helpers/plants';
 import { rawRequest } from '../helpers/raw-request';
 import { startServer, tempDataDir, type ServerProcess } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
 
 const NOTHING_TO_RELOAD = 'SIGHUP: nothing to reload now (only AUTH_TOKENS_FILE is, while serving); carrying on';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const create = (server: ServerProcess) =>
   rawRequest(server.url, {
