@@ -94,7 +94,7 @@ export async function overloadSection(): Promise<SectionResult> {
   const rowOf = (name: string, x: Outcome, load: string) => {
     const total = x.answered.length + x.shed.length + x.other;
     const longest = Math.max(0, ...x.answered, ...x.shed);
-    return `| ${name} | ${load} | ${f0(x.answered.length / x.seconds)} | ${f1((100 * x.shed.length) / Math.max(1, total))}% | ${f0(p99(x.answered))} | ${f0(p99(x.shed))} | ${f0(longest)} | ${f1(x.allAnsweredMs / 1000)} | ${x.timeouts} / ${x.errors} / ${x.other} |`;
+    return `| ${name} | ${load} | ${f0(x.answered.length / x.seconds)} | ${f1((100 * x.shed.length) / Math.max(1, total))}% | ${f0(p99(x.answered))} | ${f0(p99(x.shed))} | ${f0(longest)} | ${x.allAnsweredMs === 0 ? `never in ${WARMUP_SECONDS + SECONDS} s` : f1(x.allAnsweredMs / 1000)} | ${x.timeouts} / ${x.errors} / ${x.other} |`;
   };
   const lines = [
     `### Overload (POST /plants): offered 2x and 4x capacity through ${OVERLOAD_CONNECTIONS} connections; ${SECONDS} s recorded after ${WARMUP_SECONDS} s warm-up on the same connections; ${ROUNDS} alternating rounds`,
