@@ -1,6 +1,6 @@
 /**
  * The error catalogue: one row per cause, with its stable int32 code, HTTP status and default message.
- * The README table and the OpenAPI document are checked against it by tests/unit/docs.test.ts.
+ * The table in docs/api.md and the OpenAPI document are checked against it by tests/unit/docs.test.ts.
  */
 export const catalogue = {
   malformed_json: { code: 40001, status: 400, message: 'The body is not valid JSON.' },

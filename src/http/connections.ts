@@ -1,8 +1,9 @@
 import type http from 'node:http';
 import type { Socket } from 'node:net';
 
-// A connection idle for less is not evicted: Node accepts every pending connection of an event-loop turn before
-// it reads any of them, so in a burst the newest connections look idle while their requests wait unread.
+// A connection idle for less is not evicted: Node tells a request only once it has read it, and a turn of the
+// event loop accepts before it reads, so a client between its answer and its next request, or a new connection
+// whose request waits unread, looks idle while its request is already on its way.
 const MIN_IDLE_MS = 1000;
 
 /**

@@ -61,11 +61,11 @@ export function createMetrics(): Metrics {
   const inFlight = new Gauge({ name: 'http_requests_in_flight', help: 'Requests received and not yet answered.', registers });
   const errors = new Counter({
     name: 'plants_error_responses_total',
-    help: 'Error responses by catalogue code and cause (the README error table).',
+    help: 'Error responses by catalogue code and cause (the error table in docs/api.md).',
     labelNames: ['code', 'cause'] as const,
     registers,
   });
-  const shed = new Counter({ name: 'plants_requests_shed_total', help: 'Requests shed with 503 because the event loop ran late (LOAD_SHED_LAG_MS).', registers });
+  const shed = new Counter({ name: 'plants_requests_shed_total', help: 'Requests shed with 503 because requests were queueing: 64 or more in progress, each of the 64 oldest waiting past LOAD_SHED_LAG_MS.', registers });
   const rateLimited = new Counter({ name: 'plants_requests_rate_limited_total', help: 'Requests refused with 429 (RATE_LIMIT_PER_MINUTE).', registers });
   const authFailed = new Counter({
     name: 'plants_auth_failures_total',

@@ -113,7 +113,7 @@ export const fieldErrorSchema = z
 
 export const errorSchema = z
   .object({
-    error: z.int32().meta({ description: 'Stable code, one per cause; see the table in the README.' }),
+    error: z.int32().meta({ description: 'Stable code, one per cause; see the table in docs/api.md.' }),
     message: z.string().meta({ description: 'What went wrong and what to fix, for a person.' }),
     fields: z
       .array(fieldErrorSchema)

@@ -84,6 +84,53 @@ const create = (url: string) =>
     (error: NodeJS.ErrnoException) => error.code,
   );
 
+/**
+ * `clients` clients, each in a closed loop of creates on its own keep-alive connection until `until`: the next
+ * request goes as soon as the answer is in. A loyal client counts the server closing its connection and stops;
+ * a newcomer connects again and sends anew, as autocannon does. `answered` resolves once every client has had
+ * an answer (or has stopped).
+ */
+function closedLoop(url: string, clients: number, until: number, reconnect: boolean) {
+  const port = Number(new URL(url).port);
+  const tally = { created: 0, closed: 0 };
+  const request = () => {
+    const body = JSON.stringify(aNewPlant());
+    return `POST /plants HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  };
+  const firstAnswers: Promise<void>[] = [];
+  const client = (done: () => void, answered: () => void) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let received = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => {
+      received += chunk;
+      for (;;) {
+        const headEnd = received.indexOf('\r\n\r\n');
+        const length = Number(/content-length: (\d+)/i.exec(received.slice(0, headEnd))?.[1] ?? 0);
+        if (headEnd < 0 || received.length < headEnd + 4 + length) return;
+        if (received.startsWith('HTTP/1.1 200 ')) tally.created += 1;
+        answered();
+        received = received.slice(headEnd + 4 + length);
+        if (performance.now() < until) socket.write(request());
+        else socket.end();
+      }
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      if (performance.now() >= until) return done();
+      tally.closed += 1;
+      if (reconnect) client(done, answered);
+      else done();
+    });
+    socket.write(request());
+  };
+  const finished = Array.from({ length: clients }, () => {
+    let answered = () => undefined as void;
+    firstAnswers.push(new Promise<void>((resolve) => (answered = resolve)));
+    return new Promise<void>((resolve) => client(resolve, () => answered()));
+  });
+  return { tally, answered: Promise.all(firstAnswers), finished: Promise.all(finished) };
+}
+
 describe('MAX_CONNECTIONS', () => {
   it('when the cap is filled with idle keep-alive connections, then a create is answered 200 and the longest-idle connection is the one closed', async () => {
     const server = await startServer({ MAX_CONNECTIONS: '3' });
@@ -116,5 +163,20 @@ describe('MAX_CONNECTIONS', () => {
 
     expect(refused).toBe('');
     expect({ status: health.status, body: health.body }).toEqual({ status: 200, body: { status: 'ok' } });
+  });
+
+  it('when newcomers keep connecting at the cap while every held connection is in a closed loop of creates, then no held connection is closed: one between its answer and its next request is not idle', async () => {
+    const server = await startServer({ MAX_CONNECTIONS: '10' });
+    const until = performance.now() + 4000;
+    const held = closedLoop(server.url, 10, until, false);
+    await held.answered;
+
+    const newcomers = closedLoop(server.url, 20, until, true);
+    await Promise.all([held.finished, newcomers.finished]);
+    await server.stop();
+
+    expect(held.tally.closed).toBe(0);
+    expect(held.tally.created).toBeGreaterThan(10);
+    expect(newcomers.tally.closed).toBeGreaterThan(0);
   });
 });

@@ -146,7 +146,7 @@ export interface components {
             tag?: string;
         };
         Error: {
-            /** @description Stable code, one per cause; see the table in the README. */
+            /** @description Stable code, one per cause; see the table in docs/api.md. */
             error: number;
             /** @description What went wrong and what to fix, for a person. */
             message: string;
