@@ -20,7 +20,12 @@ function invalid(reason: Reason, error: z.ZodError, input: Record<string, unknow
   return new AppError(reason, fields.map(({ field, message }) => `${field}: ${message}`).join('; '), { fields });
 }
 
+// At most 18 digits: always inside int64, so BigInt alone parses it. The usual id takes this path; the schema
+// (one zod parse and its allocations per request) only sees the rest, to accept or to name what is wrong.
+const SURELY_INT64 = /^(?:0|-?[1-9][0-9]{0,17})$/;
+
 function parseId(text: string): bigint {
+  if (SURELY_INT64.test(text)) return BigInt(text);
   const parsed = plantIdParamSchema.safeParse(text);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
