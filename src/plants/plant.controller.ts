@@ -36,9 +36,15 @@ function parseId(text: string): bigint {
   return parsed.data;
 }
 
-// Ids are bigints, which JSON.stringify cannot write: the store hands back the body's JSON text.
+// Ids are bigints, which JSON.stringify cannot write: the store hands back the body's JSON text. Written with
+// Node's own calls: res.type and res.send look the media type up and parse it again to add the charset on every
+// read, to arrive at these same headers. No validator is sent, so a request is never fresh (no 304), and Node
+// leaves the body out of a HEAD answer itself.
 function sendPlants(res: Response, json: string): void {
-  res.set('Cache-Control', 'no-store').type('application/json').send(json);
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(json));
+  res.end(json);
 }
 
 // A path of plain segments (RFC 3986 pchar, no comma, no dot segment): never a host (//host) or a full URL.
