@@ -2,16 +2,18 @@
 // AUTH_TOKENS (one token, compared as SHA-256 digests). Each ceiling adds its own routes and listens with listen().
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
-export function ceilingApp(): Express {
+/** `first`, when given, runs before everything else, as the service's request log does. */
+export function ceilingApp(first?: RequestHandler): Express {
   const accepted = digest(process.env.AUTH_TOKENS ?? '');
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
+  if (first !== undefined) app.use(first);
   app.use(helmet());
   app.get('/readyz', (_req, res) => {
     res.json({ status: 'ready' });

@@ -1,12 +1,14 @@
 // Ceiling F: ceiling C plus the same durable store the service has (a SQLite file in WAL mode with
 // synchronous=FULL, creates of one event-loop turn group-committed in one transaction and fsync, each answered
 // after its commit), and no logs. The service with everything on is measured against it in the same run.
+// With CEILING_LOG=1 it is ceiling F+log: F plus the service's request log line (bench/ceiling-log.ts).
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import express from 'express';
 import { z } from 'zod';
 import { ceilingApp, listen } from './ceiling-app';
+import { requestLogLine } from './ceiling-log';
 
 const newPlant = z.object({ id: z.number().int(), name: z.string().min(1).max(200), tag: z.string().min(1).max(100).optional() });
 type NewPlant = z.infer<typeof newPlant>;
@@ -45,7 +47,7 @@ const insertOrGet = (plant: NewPlant) =>
     if (pending.push({ plant, resolve, reject }) === 1) setImmediate(flush);
   });
 
-const app = ceilingApp();
+const app = ceilingApp(process.env.CEILING_LOG === '1' ? requestLogLine() : undefined);
 app.use(express.json({ limit: '16kb' }));
 app.post('/plants', async (req, res) => {
   const parsed = newPlant.safeParse(req.body);

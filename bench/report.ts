@@ -31,6 +31,7 @@ export function medianFigures(runs: Figures[]): Figures {
 export const f0 = (n: number): string => n.toFixed(0);
 export const f1 = (n: number): string => n.toFixed(1);
 export const f2 = (n: number): string => n.toFixed(2);
+export const met = (holds: boolean): string => (holds ? 'yes' : 'no');
 
 /**
  * The throughput ratio of two targets measured in the same alternating rounds: the ratio of their medians (the

@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
 import { Pool } from 'undici';
-import { alternate, f0, f1, failures, freePort, freshStore, load, measure, median, row, SECONDS, start, TABLE_HEAD, TOKEN, type SectionResult, throughputRatio } from './lib';
+import { alternate, f0, f1, f2, failures, freePort, freshStore, load, measure, measureRunning, median, met, row, SECONDS, start, TABLE_HEAD, TOKEN, type SectionResult, throughputRatio } from './lib';
 
 const SECRET = `whsec_${Buffer.alloc(32, 42).toString('base64')}`;
 
@@ -127,6 +127,17 @@ function lagSplit(storeUrl: string, arrivedAt: Map<string, number>) {
   return { toAttempt: at(toAttempt), toReceiver: at(toReceiver), total: at(total), worstBySecond };
 }
 
+/** The pending events of a running service's outbox, read on a connection of this process's own. */
+function backlogOf(storeUrl: string): { events: number; oldestMs: number } {
+  const db = new Database(storeUrl.slice('file:'.length), { readonly: true });
+  const { events, oldest } = db.prepare("SELECT count(*) AS events, min(created_at) AS oldest FROM webhook_outbox WHERE status = 'pending'").get() as {
+    events: number;
+    oldest: number | null;
+  };
+  db.close();
+  return { events, oldestMs: oldest === null ? 0 : Date.now() - oldest };
+}
+
 /** Creates with the subscriber down, then a restart with it up and every pending event due: events/s sent. */
 async function drainRate(down: Record<string, string>, port: number): Promise<{ events: number; perSecond: number }> {
   const url = freshStore('webhooks-drain');
@@ -155,6 +166,8 @@ export async function webhooksSection(): Promise<SectionResult> {
   const one = { WEBHOOK_URLS: receiver.url, WEBHOOK_SECRET: SECRET };
   const down = { WEBHOOK_URLS: `http://127.0.0.1:${downPort}/hooks`, WEBHOOK_SECRET: SECRET };
   const deliveredPerSecond: number[] = [];
+  // The outbox as the load ends, before the server stops: events waiting and the age of the oldest.
+  const backlogs: { events: number; oldestMs: number }[] = [];
   const { medians, runs } = await alternate({
     none: () => measure('service', freshStore('webhooks-none')),
     subscriber: async () => {
@@ -163,9 +176,16 @@ export async function webhooksSection(): Promise<SectionResult> {
       // drain after the last make the rate a little low.
       const before = receiver.count();
       const started = performance.now();
-      const figures = await measure('service', freshStore('webhooks-one'), { env: one });
-      deliveredPerSecond.push((receiver.count() - before) / ((performance.now() - started) / 1000));
-      return figures;
+      const store = freshStore('webhooks-one');
+      const server = await start('service', store, one);
+      try {
+        const figures = await measureRunning(server);
+        backlogs.push(backlogOf(store));
+        deliveredPerSecond.push((receiver.count() - before) / ((performance.now() - started) / 1000));
+        return figures;
+      } finally {
+        await server.stop();
+      }
     },
     down: () => measure('service', freshStore('webhooks-down'), { env: down }),
   });
@@ -198,14 +218,14 @@ export async function webhooksSection(): Promise<SectionResult> {
     row('service, one subscriber', medians.subscriber),
     row('service, subscriber down (default retry schedule)', medians.down),
     '',
-    '| measure | value | goal |',
-    '|---|---:|---|',
-    `| creates/s, one subscriber / none | ${throughputRatio(runs.subscriber, runs.none)} | ≥ 0.80 |`,
-    `| deliveries/s received meanwhile (creates at full speed, one core for both) | ${f0(median(deliveredPerSecond))} (${f0((100 * median(deliveredPerSecond)) / medians.subscriber.rps)}% of the creates) | measured |`,
-    `| commit-to-delivery p99 at ${rate} creates/s (half the rate): the 200 to the delivery's arrival | ${f1(p(0.99))} ms (p50 ${f1(p(0.5))}; from the send, p99 ${f1(quantile(lag.fromSend, 0.99))}; ${lag.missing} of ${lag.lags.length + lag.missing} not delivered) | < 1 s |`,
-    `| where it went: commit to attempt start / attempt start to receiver, p99 (the outbox's timestamps) | ${f1(split.toAttempt(0.99))} / ${f1(split.toReceiver(0.99))} ms | measured |`,
-    `| creates/s, subscriber down / none | ${throughputRatio(runs.down, runs.none)} | ≥ 0.90 |`,
-    `| backlog drain after the subscriber is back (${drain.events} events, all due) | ${f0(drain.perSecond)} events/s | measured |`,
+    '| measure | value | goal | met |',
+    '|---|---:|---|---|',
+    `| creates/s, one subscriber / none | ${throughputRatio(runs.subscriber, runs.none)} | ≥ 0.85 | ${met(medians.subscriber.rps / medians.none.rps >= 0.85)} |`,
+    `| deliveries/s received meanwhile (creates at full speed, one core for both); backlog as the load ended: events waiting, oldest | ${f0(median(deliveredPerSecond))} (${f0((100 * median(deliveredPerSecond)) / medians.subscriber.rps)}% of the creates); ${f0(median(backlogs.map((b) => b.events)))} events, oldest ${f2(median(backlogs.map((b) => b.oldestMs)) / 1000)} s | ≥ 10% of the creates | ${met(median(deliveredPerSecond) >= medians.subscriber.rps / 10)} |`,
+    `| commit-to-delivery p99 at ${rate} creates/s (half the rate): the 200 to the delivery's arrival | ${f1(p(0.99))} ms (p50 ${f1(p(0.5))}; from the send, p99 ${f1(quantile(lag.fromSend, 0.99))}; ${lag.missing} of ${lag.lags.length + lag.missing} not delivered) | < 1 s | ${met(p(0.99) < 1000 && lag.missing === 0)} |`,
+    `| where it went: commit to attempt start / attempt start to receiver, p99 (the outbox's timestamps) | ${f1(split.toAttempt(0.99))} / ${f1(split.toReceiver(0.99))} ms | measured | |`,
+    `| creates/s, subscriber down / none | ${throughputRatio(runs.down, runs.none)} | ≥ 0.90 | ${met(medians.down.rps / medians.none.rps >= 0.9)} |`,
+    `| backlog drain with no requests, after the subscriber is back (${drain.events} events, all due) | ${f0(drain.perSecond)} events/s | ≥ 5,000 | ${met(drain.perSecond >= 5000)} |`,
     '',
   ];
   const loadFailures = { none: failures(...runs.none), subscriber: failures(...runs.subscriber), down: failures(...runs.down) };

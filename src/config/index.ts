@@ -142,7 +142,7 @@ const envSchema = z.object({
     'Delivered and failed events older than this are deleted from the outbox (hours).',
   ),
   WEBHOOK_CONNECTIONS: integer(1, 256).prefault('64').describe(
-    'Most connections, and attempts at once, per subscriber: also the most events delivered per round trip to it.',
+    'Most connections, and attempts at once, per subscriber: also the most events delivered per round trip to it. While creates saturate the event loop the dispatcher uses fewer (down to one, plus one attempt per ten creates).',
   ),
   MAX_CONNECTIONS: integer(1, 1_000_000).prefault('1000').describe(
     'Open connections at most. At the cap a new connection replaces the longest-idle one (no request in progress for a second or more); only when there is none is the new one closed on accept, before a byte is read. The default fits the usual open-file limit of 1024 with room for the database, the log and Node\'s own descriptors.',

@@ -20,7 +20,12 @@ function invalid(reason: Reason, error: z.ZodError, input: Record<string, unknow
   return new AppError(reason, fields.map(({ field, message }) => `${field}: ${message}`).join('; '), { fields });
 }
 
+// At most 18 digits: always inside int64, so BigInt alone parses it. The usual id takes this path; the schema
+// (one zod parse and its allocations per request) only sees the rest, to accept or to name what is wrong.
+const SURELY_INT64 = /^(?:0|-?[1-9][0-9]{0,17})$/;
+
 function parseId(text: string): bigint {
+  if (SURELY_INT64.test(text)) return BigInt(text);
   const parsed = plantIdParamSchema.safeParse(text);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -31,9 +36,15 @@ function parseId(text: string): bigint {
   return parsed.data;
 }
 
-// Ids are bigints, which JSON.stringify cannot write: the store hands back the body's JSON text.
+// Ids are bigints, which JSON.stringify cannot write: the store hands back the body's JSON text. Written with
+// Node's own calls: res.type and res.send look the media type up and parse it again to add the charset on every
+// read, to arrive at these same headers. No validator is sent, so a request is never fresh (no 304), and Node
+// leaves the body out of a HEAD answer itself.
 function sendPlants(res: Response, json: string): void {
-  res.set('Cache-Control', 'no-store').type('application/json').send(json);
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(json));
+  res.end(json);
 }
 
 // A path of plain segments (RFC 3986 pchar, no comma, no dot segment): never a host (//host) or a full URL.

@@ -20,6 +20,6 @@ export type BatchCreate = { plant: NewPlant; trace?: TraceContext } | undefined;
 export type PostgresPlantOutbox = {
   statement: string;
   params(batch: readonly BatchCreate[]): unknown[];
-  /** Called after a commit that created a plant: the dispatcher looks at once instead of at its next poll. */
-  wake(): void;
+  /** Called after a commit that created `created` plants: the dispatcher looks at once instead of at its next poll. */
+  wake(created: number): void;
 };

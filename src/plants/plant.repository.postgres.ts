@@ -156,7 +156,10 @@ export class PostgresPlantRepository implements PlantRepository {
         const seconds = (performance.now() - started) / 1000;
         this.observer.committed(batch.length, seconds);
         this.logger.debug({ rows: batch.length, ms: Math.round(seconds * 100_000) / 100 }, 'group commit');
-        if (outbox !== undefined && rows.some((row) => row.created)) outbox.wake();
+        if (outbox !== undefined) {
+          const created = rows.reduce((count, row) => (row.created ? count + 1 : count), 0);
+          if (created > 0) outbox.wake(created);
+        }
         for (const row of rows) {
           const operation = ordered[row.idx - 1];
           if (operation === undefined) continue;

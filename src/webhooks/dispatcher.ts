@@ -4,6 +4,7 @@ import { deliver, subscriberOf, UNREACHABLE, type InFlightAttempt, type Subscrib
 import { Circuit } from './circuit';
 import { decodeSecret } from './event';
 import type { OutboxEvent, OutboxStore, Settlement } from './outbox';
+import { DeliveryPace, eventLoopUtilization, FloorCredits, PACE_EVERY_MS, type LoopUtilization } from './pace';
 import { PRUNE_EVERY_MS, pruneOutbox } from './retention';
 import { expiredSettlement, logExpired, logFailedAttempt, retryWindowMs, settlementOf } from './retry';
 import { ignoreWebhooks, type WebhookObserver } from './webhook-observer';
@@ -18,6 +19,8 @@ type Lane = Subscriber & {
   more: boolean;
   /** Open while the subscriber refuses connections: its events wait for a probe to get through. */
   circuit: Circuit;
+  /** Attempts past the pace's limit this subscriber may still start: the floor of one per ten creates. */
+  credits: FloorCredits;
 };
 
 export type DispatcherOptions = {
@@ -31,6 +34,8 @@ export type DispatcherOptions = {
   pollMs?: number;
   /** Attempt outcomes are written in batches: one transaction per batch, not one per delivery. */
   settleEveryMs?: number;
+  /** The saturation signal (event-loop utilization since the last call); Node's own unless a test injects one. */
+  loop?: LoopUtilization;
 };
 
 // Outcomes written at once past this many: until written their events stay held, and a claim reads past them.
@@ -57,6 +62,7 @@ export class WebhookDispatcher {
   private readonly windowMs: number;
   private readonly observer: WebhookObserver;
   private readonly inFlight = new Map<string, InFlightAttempt>();
+  private readonly pace: DeliveryPace;
   private settlements: Settlement[] = [];
   private settling: Promise<void> = Promise.resolve();
   private timers: NodeJS.Timeout[] = [];
@@ -73,14 +79,16 @@ export class WebhookDispatcher {
     this.settleEveryMs = options.settleEveryMs ?? 100;
     this.observer = options.observer ?? ignoreWebhooks;
     const { store } = options;
-    this.observer.backlogFrom(async () => store.countPending());
+    this.pace = new DeliveryPace(config.connections, options.loop ?? eventLoopUtilization());
+    this.observer.backlogFrom(async () => ({ ...(await store.backlog()), limit: this.pace.limit }));
     // A subscriber that refused a connection is probed after this long, then less and less often.
     const firstProbeMs = Math.min(1000, ...config.retryScheduleMs);
     this.windowMs = retryWindowMs(config.retryScheduleMs);
     this.lanes = config.subscribers.map((target) => {
       const subscriber = subscriberOf(target, config);
       const circuit = new Circuit(firstProbeMs, options.logger, subscriber.host);
-      return { ...subscriber, inFlight: 0, pumpQueued: false, pollQueued: false, claiming: false, more: false, circuit };
+      const credits = new FloorCredits(config.connections);
+      return { ...subscriber, inFlight: 0, pumpQueued: false, pollQueued: false, claiming: false, more: false, circuit, credits };
     });
   }
 
@@ -93,17 +101,29 @@ export class WebhookDispatcher {
       (err: unknown) => logger.error({ err }, 'webhook outbox: cannot retire events of removed subscribers'),
     );
     this.timers.push(setInterval(this.poll, this.pollMs), setInterval(() => void this.flush(), this.settleEveryMs));
-    this.timers.push(setInterval(() => void this.prune(), PRUNE_EVERY_MS));
+    this.timers.push(setInterval(() => void this.prune(), PRUNE_EVERY_MS), setInterval(this.repace, PACE_EVERY_MS));
     void this.prune();
     this.wake();
   }
 
-  /** Something may be due: each subscriber looks once, on the next turn of the event loop. */
-  readonly wake = (): void => {
+  /**
+   * Something may be due: each subscriber looks once, on the next turn of the event loop. `created` plants were
+   * committed: they count towards the saturation test and grant each subscriber its floor's credits.
+   */
+  readonly wake = (created = 1): void => {
+    this.pace.recorded(created);
     for (const lane of this.lanes) {
+      lane.credits.grant(created);
       lane.more = true;
       this.schedulePump(lane);
     }
+  };
+
+  /** A window of the loop's load: the limit moves, and a subscriber with events waiting looks again if it grew. */
+  private readonly repace = (): void => {
+    const before = this.pace.limit;
+    this.pace.sample();
+    if (this.pace.limit > before) for (const lane of this.lanes) if (lane.more) this.schedulePump(lane);
   };
 
   private readonly poll = (): void => {
@@ -152,14 +172,15 @@ export class WebhookDispatcher {
     // Claims only when something new may be due (a poll, a wake, or the last claim came back full): under steady creates
     // a claim after every finished attempt would mostly find nothing and cost CPU per create.
     if (!polled && !lane.more) return;
-    const { connections } = this.options.config;
-    const free = connections - lane.inFlight;
+    const { limit } = this.pace;
+    const free = lane.credits.room(limit, lane.inFlight);
     // With the pool busy, wait for a quarter of it to come free and claim those events at once: claiming as each
     // attempt finished cost one claim per event once deliveries fell behind creates.
-    if (this.stopping || lane.claiming || free <= 0 || (!polled && free < Math.ceil(connections / 4))) return;
+    if (this.stopping || lane.claiming || free <= 0 || (!polled && free < Math.ceil(limit / 4))) return;
     lane.more = false;
     const events = await this.claim(lane, free, this.now(), polled);
     if (events === undefined) return;
+    lane.credits.spend(limit, lane.inFlight, events.length);
     if (events.length === free) lane.more = true;
     for (const event of events) void this.attempt(lane, event);
     // A new event arrived while this claim was reading: look again, there is room.

@@ -13,7 +13,7 @@ import { APPLY_WITH_EVENTS, PostgresOutbox } from './outbox.postgres';
 import { SqliteOutbox } from './outbox.sqlite';
 import type { WebhookObserver } from './webhook-observer';
 
-export type { AttemptOutcome, WebhookObserver } from './webhook-observer';
+export type { AttemptOutcome, WebhookBacklog, WebhookObserver } from './webhook-observer';
 
 /** The dispatcher's lifecycle: started after the listener, stopped in the drain before the database closes. */
 export type Dispatching = { start(): void; stop(timeoutMs: number): Promise<void> };

@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import type { BatchCreate } from '../plants/plant.outbox';
 import { newEventId, newPlantPayload, traceColumn, traceOfColumn } from './event';
-import type { OutboxEvent, OutboxStore, Settlement } from './outbox';
+import type { Backlog, OutboxEvent, OutboxStore, Settlement } from './outbox';
 
 /**
  * The plant group commit with its events, in one statement and so one transaction and one round trip: $1 to $4
@@ -102,9 +102,12 @@ export class PostgresOutbox implements OutboxStore {
   }
 
   /** The whole shared outbox's backlog: every replica reports the same number. */
-  async countPending(): Promise<number> {
-    const { rows } = await this.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_outbox WHERE status = 'pending'`);
-    return rows[0]?.n ?? 0;
+  async backlog(): Promise<Backlog> {
+    const { rows } = await this.pool.query<{ n: number; oldest: string | null }>(
+      `SELECT count(*)::int AS n, min(created_at) AS oldest FROM webhook_outbox WHERE status = 'pending'`,
+    );
+    const oldest = rows[0]?.oldest;
+    return { events: rows[0]?.n ?? 0, oldestCreatedAt: oldest === null || oldest === undefined ? undefined : Number(oldest) };
   }
 
   async retireOthers(subscribers: readonly string[], now: number): Promise<number> {

@@ -4,7 +4,7 @@ import type { TraceContext } from '../tracing';
 import type { PlantOutbox } from '../plants/plant.outbox';
 import type { NewPlant } from '../plants/plant.schemas';
 import { newEventId, newPlantPayload, traceColumn, traceOfColumn } from './event';
-import type { OutboxEvent, OutboxStore, Settlement } from './outbox';
+import type { Backlog, OutboxEvent, OutboxStore, Settlement } from './outbox';
 
 type Row = {
   seq: number;
@@ -89,8 +89,10 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
       `UPDATE webhook_outbox SET status = 'failed', updated_at = ?, last_error = 'subscriber no longer configured'
        WHERE status = 'pending' AND subscriber NOT IN (SELECT value FROM json_each(?))`,
     );
-    // Counted on the partial index webhook_outbox_due, which holds pending rows only.
-    this.pending = db.prepare<[], number>("SELECT count(*) FROM webhook_outbox WHERE status = 'pending'").pluck().safeIntegers(false);
+    // Read through the partial index webhook_outbox_due, which holds pending rows only.
+    this.pending = db
+      .prepare<[], { events: number; oldest: number | null }>("SELECT count(*) AS events, min(created_at) AS oldest FROM webhook_outbox WHERE status = 'pending'")
+      .safeIntegers(false);
     for (const subscriber of subscribers) this.held.set(subscriber, new Set());
   }
 
@@ -150,8 +152,9 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
     return this.retire.run(now, JSON.stringify(subscribers)).changes;
   }
 
-  countPending(): number {
-    return this.pending.get() ?? 0;
+  backlog(): Backlog {
+    const row = this.pending.get();
+    return { events: row?.events ?? 0, oldestCreatedAt: row?.oldest ?? undefined };
   }
 
   close(): void {

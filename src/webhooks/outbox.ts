@@ -42,6 +42,9 @@ export type OutboxStore = {
   prune(before: number): number | Promise<number>;
   /** Marks pending events of subscribers no longer configured as failed; answers how many. */
   retireOthers(subscribers: readonly string[], now: number): number | Promise<number>;
-  /** Events still pending, whoever holds them: the backlog. */
-  countPending(): number | Promise<number>;
+  /** Events still pending, whoever holds them: the backlog, and when its oldest event was written. */
+  backlog(): Backlog | Promise<Backlog>;
 };
+
+/** The pending events and the Unix ms the oldest of them was written (undefined when none is pending). */
+export type Backlog = { events: number; oldestCreatedAt: number | undefined };

@@ -14,8 +14,14 @@ export type WebhookObserver = {
   attempted(outcome: AttemptOutcome): void;
   /** An event was delivered: seconds from its commit to the subscriber's 2xx, retries included. */
   delivered(lagSeconds: number): void;
-  /** Given once, at wiring: how to count the events pending in the outbox, read when someone asks (a scrape). */
-  backlogFrom(count: () => Promise<number>): void;
+  /**
+   * Given once, at wiring: how to read the outbox's backlog (events pending, when the oldest was written) and the
+   * delivery limit the dispatcher applies now, read when someone asks (a scrape).
+   */
+  backlogFrom(read: () => Promise<WebhookBacklog>): void;
 };
+
+/** `oldestCreatedAt`: Unix ms; undefined with nothing pending. `limit`: attempts one subscriber may have under way now. */
+export type WebhookBacklog = { events: number; oldestCreatedAt: number | undefined; limit: number };
 
 export const ignoreWebhooks: WebhookObserver = { attempted: () => undefined, delivered: () => undefined, backlogFrom: () => undefined };

@@ -49,6 +49,10 @@ describe('webhook metrics on the metrics listener', () => {
 
     expect(attemptsByOutcome(scraped)).toEqual({ delivered: 2, failed_status: 1 });
     expect(valueOf(scraped, 'plants_webhook_backlog_events')).toBe(0);
+    expect(valueOf(scraped, 'plants_webhook_backlog_oldest_seconds')).toBe(0);
+    expect(valueOf(scraped, 'plants_webhook_delivery_limit')).toBe(64);
+    expect(family(scraped, 'plants_webhook_backlog_oldest_seconds').type).toBe('GAUGE');
+    expect(family(scraped, 'plants_webhook_delivery_limit').type).toBe('GAUGE');
     expect(family(scraped, 'plants_webhook_attempts_total').type).toBe('COUNTER');
     expect(family(scraped, 'plants_webhook_backlog_events').type).toBe('GAUGE');
     expect(family(scraped, 'plants_webhook_delivery_lag_seconds').type).toBe('HISTOGRAM');
@@ -79,6 +83,10 @@ describe('webhook metrics on the metrics listener', () => {
     // The down subscriber is dialed once: its circuit opens and its other events wait for the probe, a second later.
     expect(attemptsByOutcome(scraped)).toEqual({ refused: 1, timeout: 3, error: 3 });
     expect(valueOf(scraped, 'plants_webhook_backlog_events')).toBe(9);
+    const oldest = valueOf(scraped, 'plants_webhook_backlog_oldest_seconds') ?? 0;
+    expect(oldest).toBeGreaterThan(0);
+    expect(oldest).toBeLessThan(30);
+    expect(valueOf(scraped, 'plants_webhook_delivery_limit')).toBe(1);
     expect(valueOf(scraped, 'plants_webhook_delivery_lag_seconds_count')).toBe(0);
     expect(hanging.deliveries).toHaveLength(3);
     expect(resetting.deliveries).toHaveLength(3);
@@ -92,5 +100,6 @@ describe('webhook metrics on the metrics listener', () => {
 
     expect(attemptsByOutcome(scraped)).toEqual({});
     expect(valueOf(scraped, 'plants_webhook_backlog_events')).toBe(0);
+    expect(valueOf(scraped, 'plants_webhook_backlog_oldest_seconds')).toBe(0);
   });
 });
