@@ -147,6 +147,18 @@ const envSchema = z.object({
   MAX_CONNECTIONS: integer(1, 1_000_000).prefault('1000').describe(
     'Open connections at most. At the cap a new connection replaces the longest-idle one (no request in progress for a second or more); only when there is none is the new one closed on accept, before a byte is read. The default fits the usual open-file limit of 1024 with room for the database, the log and Node\'s own descriptors.',
   ),
+  EVENTS_RETENTION: duration(1000, 365 * 24 * 3_600_000).prefault('24h').describe(
+    'The change feed (`GET /plants/events`) keeps each event at least this long, a whole number with `ms`, `s`, `m` or `h`; a client resuming from an older position gets one `reset` event and then the live stream.',
+  ),
+  EVENTS_MAX_STREAMS: integer(1, 1_000_000).prefault('1000').describe(
+    'Change streams open at once in this process, at most; one more is answered 503 (50320) with `Retry-After`. Each stream holds a connection: keep `MAX_CONNECTIONS` above it, with room for ordinary requests.',
+  ),
+  EVENTS_HEARTBEAT: duration(100, 600_000).prefault('15s').describe(
+    'A comment line goes to every change stream this often, so proxies and load balancers do not close it as idle; keep it below their read timeout (the shipped nginx waits 1 h).',
+  ),
+  EVENTS_STREAM_BUFFER: integer(1, 1_000_000).prefault('1000').describe(
+    'Events held for a change stream whose reader is not keeping up, at most; one more and the stream is ended with a `resume` event, and the client resumes from its last event without losing any.',
+  ),
   BACKUP_DIR: z.string().optional().describe(
     'Directory of the backups the service takes of its SQLite store (docs/backups.md): every `BACKUP_INTERVAL` a checked copy `plants-<time>.db` with its `.meta.json` sidecar. Unset: none (`plant-store backup` still works). Refused with a PostgreSQL `DATABASE_URL`: use `pg_dump`.',
   ),
@@ -216,7 +228,11 @@ export type Config = Readonly<{
   webhooks: WebhookConfig | undefined;
   maxConnections: number;
   backup: BackupConfig | undefined;
+  events: EventsConfig;
 }>;
+
+/** The change feed: retention, the heartbeat, and its limits per process. */
+export type EventsConfig = Readonly<{ retentionMs: number; heartbeatMs: number; maxStreams: number; bufferEvents: number }>;
 
 /** The service's own backups of its SQLite store; undefined when BACKUP_DIR is not set. */
 export type BackupConfig = Readonly<{ dir: string; intervalMs: number; keep: number }>;
@@ -392,5 +408,11 @@ export function loadConfig(
     webhooks: resolveWebhooks(env),
     maxConnections: env.MAX_CONNECTIONS,
     backup: resolveBackup(env),
+    events: Object.freeze({
+      retentionMs: env.EVENTS_RETENTION,
+      heartbeatMs: env.EVENTS_HEARTBEAT,
+      maxStreams: env.EVENTS_MAX_STREAMS,
+      bufferEvents: env.EVENTS_STREAM_BUFFER,
+    }),
   });
 }

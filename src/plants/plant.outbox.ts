@@ -9,17 +9,20 @@ import type { NewPlant } from './plant.schemas';
 /** SQLite: called inside the create's transaction, once per plant actually inserted; writes one event per subscriber. */
 export type PlantOutbox = { recordCreated(plant: NewPlant, trace?: TraceContext): void };
 
-/** One operation of a PostgreSQL batch as the outbox sees it: a create (its plant and trace) or a delete (undefined). */
-export type BatchCreate = { plant: NewPlant; trace?: TraceContext } | undefined;
+/** One operation of a PostgreSQL batch as the outbox sees it: a create with its plant and trace, or an edit or delete. */
+export type BatchOperation = { kind: 'created'; plant: NewPlant; trace?: TraceContext } | { kind: 'updated' | 'deleted'; id: bigint };
+
+/** The group commit alone: plants_change (migrations/postgres/005) with its seven parameters. */
+export const CHANGE_STATEMENT = 'SELECT idx, outcome, stored_name, stored_tag, stored_version FROM plants_change($1, $2, $3, $4, $5, $6, $7)';
 
 /**
- * PostgreSQL: the group commit and its events in one statement, so one transaction and one round trip.
- * `statement` takes plants_apply's four arrays as $1 to $4 and `params(batch)` after them, and answers the rows
- * plants_apply answers.
+ * PostgreSQL: the group commit and its webhook events in one statement, so one transaction and one round trip.
+ * `statement` takes plants_change's seven parameters as $1 to $7 and `params(batch)` after them, and answers the
+ * rows CHANGE_STATEMENT answers.
  */
 export type PostgresPlantOutbox = {
   statement: string;
-  params(batch: readonly BatchCreate[]): unknown[];
-  /** Called after a commit that created a plant: the dispatcher looks at once instead of at its next poll. */
+  params(batch: readonly BatchOperation[]): unknown[];
+  /** Called after a commit that changed a plant: the dispatcher looks at once instead of at its next poll. */
   wake(): void;
 };

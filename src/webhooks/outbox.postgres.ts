@@ -1,26 +1,27 @@
 import type { Pool } from 'pg';
-import type { BatchCreate } from '../plants/plant.outbox';
+import type { BatchOperation } from '../plants/plant.outbox';
 import { newEventId, newPlantPayload, traceColumn, traceOfColumn } from './event';
 import type { OutboxEvent, OutboxStore, Settlement } from './outbox';
 
 /**
- * The plant group commit with its events, in one statement and so one transaction and one round trip: $1 to $4
- * are plants_apply's arrays, $5 to $9 what eventParams gives. The events CTE inserts one row per subscriber for
- * each operation plants_apply answers `created` (never an identical retry, a conflict or a delete), so a plant
- * and its events commit or roll back together. `applied` is MATERIALIZED (it is read twice anyway): plants_apply
- * runs exactly once. Event ids are made in the process, `cardinality($5)` per operation, used only where created.
+ * The plant group commit with its events, in one statement and so one transaction and one round trip: $1 to $7
+ * are plants_change's parameters, $8 to $12 what eventParams gives. The events CTE inserts one row per subscriber
+ * for each operation plants_change answers `created` (never an identical retry, a conflict or a delete), so a
+ * plant and its events commit or roll back together. `applied` is MATERIALIZED (it is read twice anyway):
+ * plants_change runs exactly once. Event ids are made in the process, `cardinality($8)` per operation, used only
+ * where created.
  */
 export const APPLY_WITH_EVENTS = `WITH applied AS MATERIALIZED (
-  SELECT idx, created, deleted, stored_name, stored_tag FROM plants_apply($1, $2, $3, $4)
+  SELECT idx, outcome, stored_name, stored_tag, stored_version FROM plants_change($1, $2, $3, $4, $5, $6, $7)
 ), events AS (
   INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, trace_context, next_attempt_at, created_at, updated_at)
-  SELECT ($7::text[])[(a.idx - 1) * cardinality($5::text[]) + s.n], s.subscriber, ($2::bigint[])[a.idx],
-         ($6::text[])[a.idx], ($8::text[])[a.idx], $9::bigint, $9::bigint, $9::bigint
-  FROM applied a CROSS JOIN unnest($5::text[]) WITH ORDINALITY AS s(subscriber, n)
-  WHERE a.created
+  SELECT ($10::text[])[(a.idx - 1) * cardinality($8::text[]) + s.n], s.subscriber, ($2::bigint[])[a.idx],
+         ($9::text[])[a.idx], ($11::text[])[a.idx], $12::bigint, $12::bigint, $12::bigint
+  FROM applied a CROSS JOIN unnest($8::text[]) WITH ORDINALITY AS s(subscriber, n)
+  WHERE a.outcome = 'created'
   ORDER BY a.idx, s.n
 )
-SELECT idx, created, deleted, stored_name, stored_tag FROM applied`;
+SELECT idx, outcome, stored_name, stored_tag, stored_version FROM applied`;
 
 /**
  * The PostgreSQL outbox, shared by every replica. Events are written by APPLY_WITH_EVENTS, in the plants'
@@ -35,15 +36,16 @@ export class PostgresOutbox implements OutboxStore {
     private readonly leaseMs: number,
   ) {}
 
-  /** $5 to $9 of APPLY_WITH_EVENTS for a batch (in the order given to plants_apply). */
-  eventParams(batch: readonly BatchCreate[]): unknown[] {
+  /** $8 to $12 of APPLY_WITH_EVENTS for a batch (in the order given to plants_change). */
+  eventParams(batch: readonly BatchOperation[]): unknown[] {
     const eventIds: string[] = [];
     const payloads: (string | null)[] = [];
     const contexts: (string | null)[] = [];
     for (const operation of batch) {
-      payloads.push(operation === undefined ? null : newPlantPayload(operation.plant));
-      contexts.push(operation === undefined ? null : traceColumn(operation.trace));
-      for (let i = 0; i < this.subscribers.length; i += 1) eventIds.push(operation === undefined ? '' : newEventId());
+      const created = operation.kind === 'created' ? operation : undefined;
+      payloads.push(created === undefined ? null : newPlantPayload(created.plant));
+      contexts.push(created === undefined ? null : traceColumn(created.trace));
+      for (let i = 0; i < this.subscribers.length; i += 1) eventIds.push(created === undefined ? '' : newEventId());
     }
     return [this.subscribers, payloads, eventIds, contexts, Date.now()];
   }
