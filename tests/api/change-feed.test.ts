@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { EventSource } from 'eventsource';
 import { aNewPlant, uniqueId } from '../helpers/plants';
 import { bearer, postPlant, TOKEN, type TestApp } from '../helpers/test-app';
@@ -199,4 +200,44 @@ describe('GET /plants/events limits and retention', () => {
     expect(events.filter((event) => event.event !== undefined).map((event) => event.event)).toEqual(['reset', 'plant.created']);
     expect(events.find((event) => event.event === 'reset')?.data).toBe('{"reason":"expired"}');
   });
+  it('when a reader stops reading, then it is cut off with a resume event after EVENTS_STREAM_BUFFER events, and resuming loses nothing', async () => {
+    const small = await each.app({ EVENTS_STREAM_BUFFER: '5' });
+    const slow = await stream(small, '/plants/events');
+    slow.response.pause();
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+    const create = (plant: Record<string, unknown>) =>
+      new Promise<void>((resolve, reject) => {
+        const request = http.request(`${small.url}/plants`, { method: 'POST', agent, headers: { 'Content-Type': 'application/json', ...bearer() } }, (response) => {
+          response.resume();
+          response.on('end', () => (response.statusCode === 200 ? resolve() : reject(new Error(`create answered ${response.statusCode}`))));
+        });
+        request.on('error', reject);
+        request.end(JSON.stringify(plant));
+      });
+    // Long plants fill the socket's buffers sooner: the feed queues only once the kernel's are full.
+    const long = 'x'.repeat(180);
+    const ids: number[] = [];
+    const cutOff = () => small.logs.some((line) => line.msg === 'change stream cut off: the reader fell behind');
+    for (let round = 0; round < 100 && !cutOff(); round += 1) {
+      const batch = Array.from({ length: 250 }, () => aNewPlant({ name: `${long} ${uniqueId()}`, tag: 't'.repeat(100) }));
+      ids.push(...batch.map((plant) => plant.id as number));
+      await Promise.all(batch.map(create));
+    }
+    agent.destroy();
+    slow.response.resume();
+    await slow.ended;
+
+    expect(cutOff()).toBe(true);
+    const named = slow.named();
+    const last = named.at(-1);
+    expect(last).toEqual({ event: 'resume', id: expect.stringMatching(/^\d+$/) as unknown, data: '{"reason":"too_slow"}' });
+    const delivered = named.filter((event) => event.event === 'plant.created');
+    expect(last?.id).toBe(delivered.at(-1)?.id);
+    const resumed = await stream(small, '/plants/events', { 'Last-Event-ID': last?.id as string });
+    const lastId = ids.at(-1) as number;
+    const rest = await resumed.waitFor((all) => about(lastId)(all).length === 1, 20_000);
+    const seen = [...delivered, ...rest.filter((event) => event.event === 'plant.created')].map((event) => BigInt(event.id as string));
+    expect(seen.length).toBe(ids.length);
+    expect(seen).toEqual(seen.map((_, index) => (seen[0] as bigint) + BigInt(index)));
+  }, 90_000);
 });
