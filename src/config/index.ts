@@ -141,6 +141,9 @@ const envSchema = z.object({
   WEBHOOK_RETENTION_HOURS: integer(1, 24 * 365).prefault('72').describe(
     'Delivered and failed events older than this are deleted from the outbox (hours).',
   ),
+  WEBHOOK_EVENTS: list.prefault('plant.created').describe(
+    'The change types sent to every subscriber, comma-separated: `plant.created` (the contract\'s new-plant body), `plant.updated`, `plant.deleted` (a `{type, data}` body); each delivery names its type in `webhook-event-type`. Written in the change\'s own transaction.',
+  ),
   WEBHOOK_CONNECTIONS: integer(1, 256).prefault('64').describe(
     'Most connections, and attempts at once, per subscriber: also the most events delivered per round trip to it.',
   ),
@@ -249,7 +252,12 @@ export type WebhookConfig = Readonly<{
   retryScheduleMs: readonly number[];
   retentionHours: number;
   connections: number;
+  /** WEBHOOK_EVENTS: plant.created, plant.updated and/or plant.deleted. */
+  events: readonly WebhookEventType[];
 }>;
+
+export const WEBHOOK_EVENT_TYPES = ['plant.created', 'plant.updated', 'plant.deleted'] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export class ConfigError extends Error {}
 
@@ -327,6 +335,10 @@ function resolveWebhooks(env: z.infer<typeof envSchema>): WebhookConfig | undefi
     return Object.freeze({ url, origin: parsed.origin, host: parsed.host, path: `${parsed.pathname}${parsed.search}` });
   });
   if (new Set(urls).size !== urls.length) throw new ConfigError('WEBHOOK_URLS: a URL is listed twice; each subscriber once');
+  const events = [...new Set(env.WEBHOOK_EVENTS)];
+  const unknown = events.find((type) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(type));
+  if (unknown !== undefined) throw new ConfigError(`WEBHOOK_EVENTS: "${unknown}" is not a type; use ${WEBHOOK_EVENT_TYPES.join(', ')}`);
+  if (events.length === 0) throw new ConfigError(`WEBHOOK_EVENTS: name at least one of ${WEBHOOK_EVENT_TYPES.join(', ')}`);
   return Object.freeze({
     subscribers,
     secrets: env.WEBHOOK_SECRET,
@@ -334,6 +346,7 @@ function resolveWebhooks(env: z.infer<typeof envSchema>): WebhookConfig | undefi
     retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE,
     retentionHours: env.WEBHOOK_RETENTION_HOURS,
     connections: env.WEBHOOK_CONNECTIONS,
+    events: events as WebhookEventType[],
   });
 }
 

@@ -4,10 +4,18 @@
  * repositories never load the webhook code (nor undici) themselves.
  */
 import type { TraceContext } from '../tracing';
+import type { StoredPlant } from './plant.repository';
 import type { NewPlant } from './plant.schemas';
 
-/** SQLite: called inside the create's transaction, once per plant actually inserted; writes one event per subscriber. */
-export type PlantOutbox = { recordCreated(plant: NewPlant, trace?: TraceContext): void };
+/**
+ * SQLite: called inside the change's transaction, once per plant actually inserted (recordCreated) or edited or
+ * deleted (recordChanged, with the plant as stored after an edit, its id alone for a delete); writes one event
+ * per subscriber when WEBHOOK_EVENTS names the type.
+ */
+export type PlantOutbox = {
+  recordCreated(plant: NewPlant, trace?: TraceContext): void;
+  recordChanged(kind: 'updated' | 'deleted', plant: StoredPlant, trace?: TraceContext): void;
+};
 
 /** One operation of a PostgreSQL batch as the outbox sees it: a create with its plant and trace, or an edit or delete. */
 export type BatchOperation = { kind: 'created'; plant: NewPlant; trace?: TraceContext } | { kind: 'updated' | 'deleted'; id: bigint };

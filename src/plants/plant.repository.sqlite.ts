@@ -125,6 +125,7 @@ export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
       if (write.kind === 'd') {
         remove.run(write.id);
         record({ kind: 'deleted', id: write.id, tag, at });
+        outbox?.recordChanged('deleted', { id: write.id, name: row.name });
         return 'deleted';
       }
       const name = write.patch.name ?? row.name;
@@ -132,7 +133,9 @@ export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
       const version = this.lastPos + 1n;
       update.run(name, next ?? null, version, write.id);
       record({ kind: 'updated', id: write.id, name, tag: next, prevTag: tag, at });
-      return { outcome: 'updated', stored: next === undefined ? { id: write.id, name } : { id: write.id, name, tag: next }, version };
+      const stored = next === undefined ? { id: write.id, name } : { id: write.id, name, tag: next };
+      outbox?.recordChanged('updated', stored);
+      return { outcome: 'updated', stored, version };
     };
     // A nested transaction is a savepoint: a write that throws takes its event (and its position) back with it.
     const applyOne = db.transaction(apply);

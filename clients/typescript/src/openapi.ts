@@ -137,6 +137,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "plant.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A plant was edited (PATCH); only when WEBHOOK_EVENTS names plant.updated.
+         * @description Sent once per applied edit (never for a 412 or a 404), from the change's own transaction, at least once and not in order; deduplicate on webhook-id. The body is a Standard Webhooks envelope, so the signature covers the type.
+         */
+        post: operations["plantUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "plant.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A plant was deleted; only when WEBHOOK_EVENTS names plant.deleted.
+         * @description Sent once per applied delete (never for a 412 or a 404), from the change's own transaction, at least once and not in order; deduplicate on webhook-id. The body is a Standard Webhooks envelope, so the signature covers the type.
+         */
+        post: operations["plantDeletedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1347,6 +1387,8 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /** @description The type of the change: `plant.created`. */
+                "webhook-event-type": "plant.created";
                 /** @description The event id; the same on every retry of this event. */
                 "webhook-id": string;
                 /** @description Unix seconds when this attempt was sent. */
@@ -1363,6 +1405,85 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["NewPlant"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx within WEBHOOK_TIMEOUT_MS counts as delivered; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    plantUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id; the same on every retry of this event. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent. */
+                "webhook-timestamp": number;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's decoded bytes. */
+                "webhook-signature": string;
+                /** @description W3C Trace Context: sent only when the create came with a valid traceparent; the same trace id, a new span id per attempt. */
+                traceparent?: string;
+                /** @description The type of the change: `plant.updated`. */
+                "webhook-event-type": "plant.updated";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The type and the plant as stored after the edit; the id exact, also past 2^53. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "plant.updated";
+                    data: components["schemas"]["StoredPlant"];
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx within WEBHOOK_TIMEOUT_MS counts as delivered; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    plantDeletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id; the same on every retry of this event. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent. */
+                "webhook-timestamp": number;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's decoded bytes. */
+                "webhook-signature": string;
+                /** @description W3C Trace Context: sent only when the create came with a valid traceparent; the same trace id, a new span id per attempt. */
+                traceparent?: string;
+                /** @description The type of the change: `plant.deleted`. */
+                "webhook-event-type": "plant.deleted";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The type and the id of the deleted plant. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "plant.deleted";
+                    data: {
+                        /** Format: int64 */
+                        id: bigint;
+                    };
+                };
             };
         };
         responses: {
