@@ -33,6 +33,7 @@ describe('plant-store export and import (SQLite)', () => {
       '003-webhook-outbox.sql',
       '004-webhook-trace.sql',
       '005-plant-events.sql',
+      '006-webhook-event-type.sql',
     ]);
     db.close();
   });
