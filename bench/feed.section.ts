@@ -74,12 +74,14 @@ const stampedCreates: autocannon.Request[] = [
   },
 ];
 
-type Streams = { latencies: number[]; received: () => number; close: () => void };
+type Streams = { latencies: number[]; received: () => number; from: (sentAfter: number) => void; close: () => void };
 
 /** Opens `count` streams on the service; each notes how long after its send every stamped create arrived. */
 async function openStreams(port: number, count: number, query = ''): Promise<Streams> {
   const latencies: number[] = [];
   let received = 0;
+  // Only creates sent from here on count (the warm-up's are still arriving when the measured load starts).
+  let sentAfter = Infinity;
   const requests: http.ClientRequest[] = [];
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
   await Promise.all(
@@ -93,8 +95,10 @@ async function openStreams(port: number, count: number, query = ''): Promise<Str
             response.on('data', (chunk: string) => {
               const now = performance.timeOrigin + performance.now();
               for (const match of chunk.matchAll(/"name":"t([0-9.]+)"/g)) {
+                const sent = Number(match[1]);
+                if (sent < sentAfter) continue;
                 received += 1;
-                latencies.push(now - Number(match[1]));
+                latencies.push(now - sent);
               }
             });
             response.on('error', () => undefined);
@@ -105,7 +109,14 @@ async function openStreams(port: number, count: number, query = ''): Promise<Str
         }),
     ),
   );
-  return { latencies, received: () => received, close: () => requests.forEach((request) => request.destroy()) };
+  return {
+    latencies,
+    received: () => received,
+    from: (time) => {
+      sentAfter = time;
+    },
+    close: () => requests.forEach((request) => request.destroy()),
+  };
 }
 
 const percentile = (values: number[], p: number): number => {
@@ -141,7 +152,7 @@ export async function feedSection(): Promise<SectionResult> {
   const server = await start('service', freshStore('feed-delivery'), STREAM_ENV);
   const readers = await openStreams(server.port, 100);
   const offered = await load(server.port, 3, { overallRate: rate, requests: stampedCreates });
-  readers.latencies.length = 0;
+  readers.from(performance.timeOrigin + performance.now());
   const measured = await load(server.port, SECONDS, { overallRate: rate, requests: stampedCreates });
   await new Promise((resolve) => setTimeout(resolve, 1000));
   readers.close();

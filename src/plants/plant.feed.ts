@@ -8,77 +8,14 @@
 import type { Logger } from '../logger';
 import { AppError } from '../errors';
 import type { ChangeEvent, ChangeSignal, PlantEventLog } from './plant-events';
-import { plantJson } from './plant.json';
+import { concerns, controlFrame, frameOf, HEARTBEAT, Stream, type FeedConfig, type FeedObserver, type Sink, type StreamStart } from './plant-feed.stream';
 
-export type FeedConfig = {
-  /** Events are kept at least this long (EVENTS_RETENTION). */
-  retentionMs: number;
-  heartbeatMs: number;
-  maxStreams: number;
-  /** Frames queued for a stream whose socket is full, at most; one more cuts it off. */
-  bufferEvents: number;
-};
-
-/** What the feed reports, for src/metrics; synchronous, cheap, never throws. */
-export type FeedObserver = {
-  streams(open: number): void;
-  sent(frames: number): void;
-  cutOff(): void;
-  /** Seconds from an event's commit to the feed reading it. */
-  lag(seconds: number): void;
-};
-
-export type Sink = {
-  write(chunk: string): boolean;
-  end(): void;
-  once(event: 'drain' | 'close', listener: () => void): unknown;
-  destroy(): void;
-};
-
-/** Where a stream starts: after a position, or live from now; `malformed` a Last-Event-ID that is no position. */
-export type StreamStart = { after?: bigint; tag?: string; malformed?: boolean };
+export type { FeedConfig, FeedObserver, Sink, StreamStart } from './plant-feed.stream';
 
 const PAGE = 500;
 const POLL_MS = 5000;
 const PRUNE_EVERY_MS = 60_000;
-const HEARTBEAT = ':\n\n';
 
-const DATA_OF: Record<ChangeEvent['kind'], (event: ChangeEvent) => string> = {
-  created: (event) => plantJson({ id: event.id, name: event.name ?? '', tag: event.tag }),
-  updated: (event) => plantJson({ id: event.id, name: event.name ?? '', tag: event.tag }),
-  deleted: (event) => `{"id":${event.id.toString()}}`,
-};
-
-/** One event as its SSE frame: the same text for every stream it goes to. */
-export const frameOf = (event: ChangeEvent): string => `event: plant.${event.kind}\nid: ${event.pos}\ndata: ${DATA_OF[event.kind](event)}\n\n`;
-
-const controlFrame = (name: string, pos: bigint, data: string): string => `event: ${name}\nid: ${pos}\ndata: ${data}\n\n`;
-
-/** A filtered stream sees an event about its tag, and an edit that takes a plant out of it. */
-const concerns = (tag: string | undefined, event: ChangeEvent): boolean => tag === undefined || event.tag === tag || event.prevTag === tag;
-
-class Stream {
-  /** The last position this stream has been given (written or queued), or started after. */
-  cursor: bigint;
-  live = false;
-  closed = false;
-  blocked = false;
-  queue: string[] = [];
-  queuePositions: bigint[] = [];
-  /** The last position written to the socket: where the client resumes when cut off. */
-  written: bigint;
-  /** Set while a catch-up waits for the socket to drain. */
-  drained?: () => void;
-
-  constructor(
-    readonly sink: Sink,
-    readonly tag: string | undefined,
-    start: bigint,
-  ) {
-    this.cursor = start;
-    this.written = start;
-  }
-}
 
 export class PlantFeed {
   private head: bigint | undefined;
@@ -160,7 +97,7 @@ export class PlantFeed {
       }
       if (reset !== undefined) from = reset.pos;
       if (this.stopped) throw new AppError('shutting_down');
-      const stream = new Stream(begin(), start.tag, from);
+      const stream = new Stream(begin(), start.tag, from, this.observer);
       this.streams.add(stream);
       stream.sink.once('close', () => {
         release();
@@ -249,45 +186,7 @@ export class PlantFeed {
 
   /** Writes a frame, or queues it while the socket is full; past the bound the reader is cut off. */
   private send(stream: Stream, frame: string, pos: bigint): void {
-    stream.cursor = pos;
-    if (stream.blocked) {
-      if (stream.queue.length >= this.config.bufferEvents) {
-        this.cutOff(stream);
-        return;
-      }
-      stream.queue.push(frame);
-      stream.queuePositions.push(pos);
-      return;
-    }
-    this.observer?.sent(1);
-    stream.written = pos;
-    if (!stream.sink.write(frame)) this.block(stream);
-  }
-
-  private block(stream: Stream): void {
-    stream.blocked = true;
-    stream.sink.once('drain', () => this.flushQueue(stream));
-  }
-
-  private flushQueue(stream: Stream): void {
-    if (stream.closed) return;
-    stream.blocked = false;
-    let index = 0;
-    while (index < stream.queue.length) {
-      const frame = stream.queue[index] as string;
-      stream.written = stream.queuePositions[index] as bigint;
-      index += 1;
-      this.observer?.sent(1);
-      if (!stream.sink.write(frame)) {
-        stream.queue = stream.queue.slice(index);
-        stream.queuePositions = stream.queuePositions.slice(index);
-        this.block(stream);
-        return;
-      }
-    }
-    stream.queue = [];
-    stream.queuePositions = [];
-    stream.drained?.();
+    if (!stream.send(frame, pos, this.config.bufferEvents)) this.cutOff(stream);
   }
 
   /** The reader fell too far behind: one last event says to resume after what it has, then the stream ends. */
