@@ -115,6 +115,11 @@ export class PlantFeed {
   /** New events may be readable: read them all, in pages, and deliver each. Reentrant calls fold into one. */
   readonly wake = (): void => {
     if (this.stopped) return;
+    // No stream to deliver to: no read either. The head is found again when the next stream opens.
+    if (this.streams.size === 0 && !this.reading) {
+      this.head = undefined;
+      return;
+    }
     if (this.reading) {
       this.again = true;
       return;
