@@ -187,6 +187,17 @@ describe('GET /plants/events limits and retention', () => {
     });
   });
 
+  it('when 70 streams stay open longer than LOAD_SHED_LAG_MS, then they are not a queue: a create is not shed', async () => {
+    const shedding = await each.app({ LOAD_SHED_LAG_MS: '50' });
+    await Promise.all(Array.from({ length: 70 }, () => stream(shedding, '/plants/events')));
+    await sleep(300);
+
+    const created = await postPlant(shedding, aNewPlant());
+    const anotherStream = await stream(shedding, '/plants/events');
+
+    expect([created.status, anotherStream.status]).toEqual([200, 200]);
+  });
+
   it('when a position is older than EVENTS_RETENTION, then one reset event comes and then the live stream', async () => {
     const short = await each.app({ EVENTS_RETENTION: '1s' });
     await postPlant(short, aNewPlant());
