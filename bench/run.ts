@@ -16,6 +16,7 @@ import { ROOT, work, type SectionResult } from './lib';
 import { webhooksSection } from './webhooks.section';
 import { postgresSection } from './postgres.section';
 import { backupSection } from './backup.section';
+import { feedSection } from './feed.section';
 
 // Add a section here: its name (for BENCH_ONLY) and the function that measures it.
 const SECTIONS: Record<string, () => Promise<SectionResult>> = {
@@ -28,6 +29,7 @@ const SECTIONS: Record<string, () => Promise<SectionResult>> = {
   overload: overloadSection,
   backup: backupSection,
   client: clientSection,
+  feed: feedSection,
 };
 
 async function main(): Promise<void> {

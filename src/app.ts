@@ -18,8 +18,9 @@ import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import { buildOpenApiDocument } from './openapi';
 import { PlantController } from './plants/plant.controller';
+import type { PlantFeed } from './plants/plant.feed';
 import type { PlantRepository } from './plants/plant.repository';
-import { PLANT_ALLOW, PLANTS_ALLOW, plantRoutes } from './plants/plant.routes';
+import { EVENTS_ALLOW, PLANT_ALLOW, PLANTS_ALLOW, plantRoutes } from './plants/plant.routes';
 import { PlantService } from './plants/plant.service';
 
 /** The variables the HTTP app reads; the rest of the configuration is the service's and the store's. */
@@ -30,6 +31,8 @@ export type AppDeps = {
   logger: Logger;
   /** The store's repository and readiness check, whatever the dialect (src/store). */
   plants: PlantRepository;
+  /** The change feed GET /plants/events serves (src/store builds it over the same store). */
+  feed: PlantFeed;
   readiness: Readiness;
   lifecycle: Lifecycle;
   /** Absent when METRICS_PORT=0: then not one instrument runs. */
@@ -41,11 +44,13 @@ export type AppDeps = {
 
 // The paths publicRoutes serves, matched as Express matches routes: any case, with or without a trailing slash.
 const PUBLIC_PATH = /^\/(?:healthz|readyz|openapi\.json|docs)(?:\/|$)/i;
-// Its OPTIONS routes: /plants and /plants/{id}. Other OPTIONS requests continue down the chain (to 401 or 404).
+// The change stream: open for as long as its client reads, so never counted as a request waiting in line.
+const EVENTS_PATH = /^\/plants\/events\/?$/i;
+// Its OPTIONS routes: /plants, /plants/events and /plants/{id}. Other OPTIONS requests continue down the chain (to 401 or 404).
 const PLANT_PATH = /^\/plants(?:\/[^/]+)?\/?$/i;
 
 /** Builds the whole HTTP app from its dependencies; reads no environment and listens on nothing. */
-export function createApp({ config, logger, plants, readiness, lifecycle, metrics, tokens, rateLimitStore }: AppDeps): Express {
+export function createApp({ config, logger, plants, feed, readiness, lifecycle, metrics, tokens, rateLimitStore }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -63,10 +68,12 @@ export function createApp({ config, logger, plants, readiness, lifecycle, metric
         ? [
             cors({
               origin: [...config.corsOrigins],
-              methods: ['GET', 'HEAD', 'POST', 'DELETE'],
-              allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
-              // RateLimit and RateLimit-Policy (draft-8): a browser app can slow down before a 429.
-              exposedHeaders: ['X-Request-Id', 'Retry-After', 'WWW-Authenticate', 'Link', 'RateLimit', 'RateLimit-Policy'],
+              methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
+              // If-Match and If-None-Match: conditional edits and reads; Last-Event-ID: a fetch-based reader resuming.
+              allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'If-Match', 'If-None-Match', 'Last-Event-ID'],
+              // RateLimit and RateLimit-Policy (draft-8): a browser app can slow down before a 429. ETag: the
+              // version a browser app sends back in If-Match.
+              exposedHeaders: ['X-Request-Id', 'Retry-After', 'WWW-Authenticate', 'Link', 'RateLimit', 'RateLimit-Policy', 'ETag'],
               maxAge: 600,
             }),
           ]
@@ -84,6 +91,7 @@ export function createApp({ config, logger, plants, readiness, lifecycle, metric
   });
   if (config.docsEnabled) docsRoutes(publicRoutes);
   publicRoutes.options('/plants', allowedMethods(PLANTS_ALLOW));
+  publicRoutes.options('/plants/events', allowedMethods(EVENTS_ALLOW));
   publicRoutes.options('/plants/:id', allowedMethods(PLANT_ALLOW));
   app.use((req, res, next) => {
     if (req.method === 'OPTIONS' ? PLANT_PATH.test(req.path) : PUBLIC_PATH.test(req.path)) publicRoutes(req, res, next);
@@ -94,14 +102,14 @@ export function createApp({ config, logger, plants, readiness, lifecycle, metric
   const auth = createAuth(config, tokens, logger);
   app.use(
     inSequence(
-      ...(config.loadShedLagMs > 0 ? [loadShedding(config.loadShedLagMs)] : []),
+      ...(config.loadShedLagMs > 0 ? [loadShedding(config.loadShedLagMs, (req) => EVENTS_PATH.test(req.path))] : []),
       auth.identify,
       ...(config.rateLimitPerMinute > 0 ? [rateLimitPerMinute(config.rateLimitPerMinute, readCredentials, rateLimitStore)] : []),
       auth.authorize,
     ),
   );
 
-  const controller = new PlantController(new PlantService(plants));
+  const controller = new PlantController(new PlantService(plants), feed);
   plantRoutes(app, controller, jsonBody(config.bodyLimitBytes), methodNotAllowed);
 
   app.use(notFound);

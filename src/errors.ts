@@ -21,6 +21,11 @@ export const catalogue = {
   plant_not_found: { code: 40402, status: 404, message: 'No plant has this id.' },
   method_not_allowed: { code: 40501, status: 405, message: 'This method is not allowed on this path.' },
   request_timeout: { code: 40801, status: 408, message: 'The request did not arrive in time; send it again, faster.' },
+  precondition_failed: {
+    code: 41201,
+    status: 412,
+    message: 'The plant has changed since the ETag sent in If-Match; nothing was changed. GET it again and retry with its new ETag.',
+  },
   rate_limited: { code: 42901, status: 429, message: 'Too many requests; retry after the number of seconds in Retry-After.' },
   headers_too_large: { code: 43101, status: 431, message: 'The request line and headers are larger than the service accepts.' },
   internal: { code: 50001, status: 500, message: 'Something went wrong on our side; the request was not applied.' },
@@ -32,6 +37,7 @@ export const catalogue = {
     status: 503,
     message: 'The identity provider\'s signing keys cannot be fetched now, so no access token can be checked; retry later.',
   },
+  too_many_streams: { code: 50320, status: 503, message: 'This instance has as many change streams open as it allows; retry after the number of seconds in Retry-After.' },
 } as const satisfies Record<string, { code: number; status: number; message: string }>;
 
 export type Reason = keyof typeof catalogue;

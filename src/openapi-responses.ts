@@ -10,8 +10,10 @@ export type JsonSchema = Record<string, unknown>;
 // Causes only some operations can meet; every other row of a status is documented for every plant operation.
 const BODY_ONLY: readonly Reason[] = ['malformed_json', 'body_not_object', 'unsupported_media_type', 'unsupported_charset', 'body_too_large', 'invalid_field', 'id_conflict', 'nesting_too_deep'];
 const PARAMETERS_ONLY: readonly Reason[] = ['invalid_parameter', 'plant_not_found'];
+// Only the change feed opens streams.
+const FEED_ONLY: readonly Reason[] = ['too_many_streams'];
 
-export function errorResponse(status: number, extra: Record<string, unknown> = {}, skip: readonly Reason[] = PARAMETERS_ONLY): JsonSchema {
+export function errorResponse(status: number, extra: Record<string, unknown> = {}, skip: readonly Reason[] = [...PARAMETERS_ONLY, ...FEED_ONLY]): JsonSchema {
   const rows = Object.entries(catalogue)
     .filter(([reason, row]) => row.status === status && !skip.includes(reason as Reason))
     .map(([, row]) => row);
@@ -40,7 +42,7 @@ export function parserErrors(skip?: readonly Reason[]): Record<string, JsonSchem
 
 // The error responses of a read or delete: no body, so none of the body's causes.
 export function parameterErrors(scope: 'plants:read' | 'plants:write'): Record<string, JsonSchema> {
-  const skip = BODY_ONLY;
+  const skip = [...BODY_ONLY, ...FEED_ONLY];
   return {
     '400': errorResponse(400, {}, skip),
     '401': errorResponse(401, { headers: challenge }, skip),

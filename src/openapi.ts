@@ -1,11 +1,22 @@
 import { z } from 'zod';
-import { errorSchema, fieldErrorSchema, listQuerySchema, newPlantSchema, plantIdParamSchema, plantIdSchema, plantSchema, storedPlantSchema } from './plants/plant.schemas';
+import {
+  errorSchema,
+  feedQuerySchema,
+  fieldErrorSchema,
+  listQuerySchema,
+  newPlantSchema,
+  plantIdParamSchema,
+  plantIdSchema,
+  plantPatchSchema,
+  plantSchema,
+  storedPlantSchema,
+} from './plants/plant.schemas';
 import { challenge, errorResponse, noStore, parameterErrors, parserErrors, retryAfter, scopeChallenge, type JsonSchema } from './openapi-responses';
 import { newPlantWebhookDocument } from './webhooks/webhook.openapi';
 
 function componentSchemas(): Record<string, JsonSchema> {
   const registry = z.registry<{ id: string }>();
-  for (const schema of [newPlantSchema, plantSchema, storedPlantSchema, errorSchema, fieldErrorSchema]) {
+  for (const schema of [newPlantSchema, plantPatchSchema, plantSchema, storedPlantSchema, errorSchema, fieldErrorSchema]) {
     registry.add(schema, { id: String(schema.meta()?.id) });
   }
   const { schemas } = z.toJSONSchema(registry, {
@@ -66,6 +77,21 @@ function parameter(name: string, where: 'path' | 'query', schema: z.ZodType): Js
   return { name, in: where, required: where === 'path', description, schema: rest };
 }
 
+const etag = {
+  ETag: {
+    description: 'The plant\'s version as a strong entity tag ("42"): the position of its last change in the change feed. Send it in If-Match to change only that version.',
+    schema: { type: 'string', pattern: '^"[0-9]+"$' },
+  },
+};
+const ifMatch = {
+  name: 'If-Match',
+  in: 'header',
+  required: false,
+  description: 'Apply only if the plant\'s current ETag is one of these (strong comparison; `*` or absent: no condition). Otherwise 412 41201 and nothing changes.',
+  schema: { type: 'string' },
+};
+const preconditionFailed = { '412': errorResponse(412) };
+
 /** The OpenAPI 3.1 document of the whole service: the published contract plus every status, code and bound we add. */
 export function buildOpenApiDocument(): JsonSchema {
   const requestId = {
@@ -110,7 +136,7 @@ export function buildOpenApiDocument(): JsonSchema {
           responses: {
             '200': {
               description: 'The plant as stored (committed to disk), without its id.',
-              headers: requestId,
+              headers: { ...requestId, ...etag },
               content: { 'application/json': { schema: { $ref: '#/components/schemas/Plant' } } },
             },
             '400': errorResponse(400),
@@ -157,22 +183,99 @@ export function buildOpenApiDocument(): JsonSchema {
           operationId: 'showPlantById',
           summary: 'Fetch one plant by id.',
           security: [{ bearerAuth: ['plants:read'] }],
+          parameters: [
+            {
+              name: 'If-None-Match',
+              in: 'header',
+              required: false,
+              description: 'Answer 304 without a body when the plant\'s current ETag is among these (weak comparison) or `*`.',
+              schema: { type: 'string' },
+            },
+          ],
           responses: {
             '200': {
               description: 'The plant with its id.',
-              headers: { ...requestId, ...noStore },
+              headers: { ...requestId, ...noStore, ...etag },
               content: { 'application/json': { schema: { $ref: '#/components/schemas/StoredPlant' } } },
             },
+            '304': { description: 'The plant is unchanged since the ETag sent in If-None-Match.', headers: { ...requestId, ...etag } },
             ...parameterErrors('plants:read'),
+          },
+        },
+        patch: {
+          operationId: 'updatePlant',
+          summary: 'Change a plant\'s name or tag with a JSON Merge Patch; If-Match makes it conditional.',
+          security: [{ bearerAuth: ['plants:write'] }],
+          parameters: [ifMatch],
+          requestBody: {
+            required: true,
+            content: {
+              'application/merge-patch+json': { schema: { $ref: '#/components/schemas/PlantPatch' } },
+              'application/json': { schema: { $ref: '#/components/schemas/PlantPatch' } },
+            },
+          },
+          responses: {
+            '200': {
+              description: 'The plant as stored after the change, committed and fsynced, with its new ETag. Every applied PATCH is a new version and a plant.updated event.',
+              headers: { ...requestId, ...noStore, ...etag },
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/StoredPlant' } } },
+            },
+            '400': errorResponse(400, {}, ['id_conflict']),
+            '401': errorResponse(401, { headers: challenge }, []),
+            '403': errorResponse(403, { headers: scopeChallenge('plants:write') }, []),
+            '404': errorResponse(404, {}, []),
+            '405': errorResponse(405, { headers: { Allow: { schema: { type: 'string' } } } }, []),
+            ...parserErrors([]),
+            ...preconditionFailed,
+            '429': errorResponse(429, { headers: retryAfter }, []),
+            '500': errorResponse(500, {}, []),
+            '503': errorResponse(503, { headers: retryAfter }, ['too_many_streams']),
           },
         },
         delete: {
           operationId: 'deletePlant',
           summary: 'Delete one plant; its id is free again afterwards.',
           security: [{ bearerAuth: ['plants:write'] }],
+          parameters: [ifMatch],
           responses: {
             '204': { description: 'Deleted, committed and fsynced.', headers: requestId },
             ...parameterErrors('plants:write'),
+            ...preconditionFailed,
+          },
+        },
+      },
+      '/plants/events': {
+        get: {
+          operationId: 'plantChanges',
+          summary: 'The change feed: every create, edit and delete as server-sent events, resumable.',
+          description:
+            'text/event-stream (WHATWG server-sent events). Each change is one event: `event: plant.created`, `plant.updated` or `plant.deleted`; `id:` its position (an integer that only grows; the plant\'s ETag after the change is `"<position>"`); `data:` the plant `{"id","name","tag"?}` with the id as an exact JSON integer, only `{"id"}` for a delete. A comment line (`:`) comes every EVENTS_HEARTBEAT (15 s). `event: reset` (data `{"reason":"expired"}` or `{"reason":"unknown_position"}`) comes first when the position asked for was pruned (older than EVENTS_RETENTION) or was never written, or Last-Event-ID is not a position; reload, then keep reading. `event: resume` (data `{"reason":"too_slow"}`) is the last event of a stream whose reader fell behind; reconnect with Last-Event-ID. At shutdown the stream just ends: reconnect the same way. Browsers\' EventSource cannot send Authorization: read it with fetch.',
+          security: [{ bearerAuth: ['plants:read'] }],
+          parameters: [
+            parameter('after', 'query', feedQuerySchema.shape.after),
+            parameter('tag', 'query', feedQuerySchema.shape.tag),
+            {
+              name: 'Last-Event-ID',
+              in: 'header',
+              required: false,
+              description: 'The id of the last event received: the stream resumes after it. Wins over `after`. One that is not a position gives a reset.',
+              schema: { type: 'string' },
+            },
+          ],
+          responses: {
+            '200': {
+              description: 'The stream, open until the client leaves, the service shuts down, or the reader falls behind (a last `resume` event).',
+              headers: { ...requestId, ...noStore },
+              content: { 'text/event-stream': { schema: { type: 'string' } } },
+            },
+            '400': errorResponse(400, {}, ['malformed_json', 'body_not_object', 'unsupported_media_type', 'unsupported_charset', 'body_too_large', 'invalid_field', 'id_conflict', 'nesting_too_deep']),
+            '401': errorResponse(401, { headers: challenge }, []),
+            '403': errorResponse(403, { headers: scopeChallenge('plants:read') }, []),
+            '405': errorResponse(405, { headers: { Allow: { schema: { type: 'string' } } } }, []),
+            ...parserErrors([]),
+            '429': errorResponse(429, { headers: retryAfter }, []),
+            '500': errorResponse(500, {}, []),
+            '503': errorResponse(503, { headers: retryAfter }, []),
           },
         },
       },

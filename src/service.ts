@@ -76,7 +76,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
     logger.info({ url: metricsServer.url }, 'metrics listening');
   }
 
-  const hooks: StoreHooks = { observer: metrics?.store, webhookObserver: metrics?.webhooks };
+  const hooks: StoreHooks = { observer: metrics?.store, webhookObserver: metrics?.webhooks, feedObserver: metrics?.feed };
   let store: Store;
   try {
     store = options.store === undefined ? createStore(config, logger, hooks) : options.store(hooks);
@@ -103,6 +103,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
     config,
     logger,
     plants: store.plants,
+    feed: store.feed,
     readiness: store.readiness,
     lifecycle,
     metrics,
@@ -147,6 +148,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
   // Background work starts after the listener and stops in the drain, in the reverse order.
   const stopTokenRotation = startTokenRotation(tokens, logger);
   store.start();
+  store.feed.start();
   store.webhooks?.start();
   backups?.start();
 
@@ -160,6 +162,8 @@ export async function startService(config: Config, logger: Logger, options: Serv
     new Promise<number>((resolve) => {
       lifecycle.shuttingDown = true;
       stopTokenRotation();
+      // Change streams end at once: their clients reconnect to another replica, and none holds the drain.
+      opened.feed.stop();
       logger.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'shutting down: readiness off, draining in-flight requests');
       // Keep-alive sockets turn idle as their last response ends; close each as soon as it does.
       const closeIdle = setInterval(() => server.closeIdleConnections(), 50);

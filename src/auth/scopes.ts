@@ -8,13 +8,14 @@ export function isScope(value: string): value is Scope {
   return (SCOPES as readonly string[]).includes(value);
 }
 
-/** GET/HEAD read, POST/DELETE write; other methods need no scope and reach routing (which answers 405). */
+/** GET/HEAD read, POST/PATCH/DELETE write; other methods need no scope and reach routing (which answers 405). */
 export function requiredScope(method: string): Scope | undefined {
   switch (method) {
     case 'GET':
     case 'HEAD':
       return 'plants:read';
     case 'POST':
+    case 'PATCH':
     case 'DELETE':
       return 'plants:write';
     default:

@@ -141,11 +141,26 @@ const envSchema = z.object({
   WEBHOOK_RETENTION_HOURS: integer(1, 24 * 365).prefault('72').describe(
     'Delivered and failed events older than this are deleted from the outbox (hours).',
   ),
+  WEBHOOK_EVENTS: list.prefault('plant.created').describe(
+    'The change types sent to every subscriber, comma-separated: `plant.created` (the contract\'s new-plant body), `plant.updated`, `plant.deleted` (a `{type, data}` body); each delivery names its type in `webhook-event-type`. Written in the change\'s own transaction.',
+  ),
   WEBHOOK_CONNECTIONS: integer(1, 256).prefault('64').describe(
     'Most connections, and attempts at once, per subscriber: also the most events delivered per round trip to it. While creates saturate the event loop the dispatcher uses fewer (down to one, plus one attempt per ten creates).',
   ),
   MAX_CONNECTIONS: integer(1, 1_000_000).prefault('1000').describe(
     'Open connections at most. At the cap a new connection replaces the longest-idle one (no request in progress for a second or more); only when there is none is the new one closed on accept, before a byte is read. The default fits the usual open-file limit of 1024 with room for the database, the log and Node\'s own descriptors.',
+  ),
+  EVENTS_RETENTION: duration(1000, 365 * 24 * 3_600_000).prefault('24h').describe(
+    'The change feed (`GET /plants/events`) keeps each event at least this long, a whole number with `ms`, `s`, `m` or `h`; a client resuming from an older position gets one `reset` event and then the live stream.',
+  ),
+  EVENTS_MAX_STREAMS: integer(1, 1_000_000).prefault('1000').describe(
+    'Change streams open at once in this process, at most; one more is answered 503 (50320) with `Retry-After`. Each stream holds a connection: keep `MAX_CONNECTIONS` above it, with room for ordinary requests.',
+  ),
+  EVENTS_HEARTBEAT: duration(100, 600_000).prefault('15s').describe(
+    'A comment line goes to every change stream this often, so proxies and load balancers do not close it as idle; keep it below their read timeout (the shipped nginx waits 1 h).',
+  ),
+  EVENTS_STREAM_BUFFER: integer(1, 1_000_000).prefault('1000').describe(
+    'Events held for a change stream whose reader is not keeping up, at most; one more and the stream is ended with a `resume` event, and the client resumes from its last event without losing any.',
   ),
   BACKUP_DIR: z.string().optional().describe(
     'Directory of the backups the service takes of its SQLite store (docs/backups.md): every `BACKUP_INTERVAL` a checked copy `plants-<time>.db` with its `.meta.json` sidecar. Unset: none (`plant-store backup` still works). Refused with a PostgreSQL `DATABASE_URL`: use `pg_dump`.',
@@ -216,7 +231,11 @@ export type Config = Readonly<{
   webhooks: WebhookConfig | undefined;
   maxConnections: number;
   backup: BackupConfig | undefined;
+  events: EventsConfig;
 }>;
+
+/** The change feed: retention, the heartbeat, and its limits per process. */
+export type EventsConfig = Readonly<{ retentionMs: number; heartbeatMs: number; maxStreams: number; bufferEvents: number }>;
 
 /** The service's own backups of its SQLite store; undefined when BACKUP_DIR is not set. */
 export type BackupConfig = Readonly<{ dir: string; intervalMs: number; keep: number }>;
@@ -233,7 +252,12 @@ export type WebhookConfig = Readonly<{
   retryScheduleMs: readonly number[];
   retentionHours: number;
   connections: number;
+  /** WEBHOOK_EVENTS: plant.created, plant.updated and/or plant.deleted. */
+  events: readonly WebhookEventType[];
 }>;
+
+export const WEBHOOK_EVENT_TYPES = ['plant.created', 'plant.updated', 'plant.deleted'] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 export class ConfigError extends Error {}
 
@@ -311,6 +335,10 @@ function resolveWebhooks(env: z.infer<typeof envSchema>): WebhookConfig | undefi
     return Object.freeze({ url, origin: parsed.origin, host: parsed.host, path: `${parsed.pathname}${parsed.search}` });
   });
   if (new Set(urls).size !== urls.length) throw new ConfigError('WEBHOOK_URLS: a URL is listed twice; each subscriber once');
+  const events = [...new Set(env.WEBHOOK_EVENTS)];
+  const unknown = events.find((type) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(type));
+  if (unknown !== undefined) throw new ConfigError(`WEBHOOK_EVENTS: "${unknown}" is not a type; use ${WEBHOOK_EVENT_TYPES.join(', ')}`);
+  if (events.length === 0) throw new ConfigError(`WEBHOOK_EVENTS: name at least one of ${WEBHOOK_EVENT_TYPES.join(', ')}`);
   return Object.freeze({
     subscribers,
     secrets: env.WEBHOOK_SECRET,
@@ -318,6 +346,7 @@ function resolveWebhooks(env: z.infer<typeof envSchema>): WebhookConfig | undefi
     retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE,
     retentionHours: env.WEBHOOK_RETENTION_HOURS,
     connections: env.WEBHOOK_CONNECTIONS,
+    events: events as WebhookEventType[],
   });
 }
 
@@ -392,5 +421,11 @@ export function loadConfig(
     webhooks: resolveWebhooks(env),
     maxConnections: env.MAX_CONNECTIONS,
     backup: resolveBackup(env),
+    events: Object.freeze({
+      retentionMs: env.EVENTS_RETENTION,
+      heartbeatMs: env.EVENTS_HEARTBEAT,
+      maxStreams: env.EVENTS_MAX_STREAMS,
+      bufferEvents: env.EVENTS_STREAM_BUFFER,
+    }),
   });
 }

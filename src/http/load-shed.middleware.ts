@@ -1,4 +1,4 @@
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { AppError } from '../errors';
 
 // A closed-loop client (each connection waits for its answer before sending again) with this many connections
@@ -19,7 +19,7 @@ export const IN_FLIGHT_FLOOR = 64;
  * maxWaitMs plus the cost of the 503s, so their wait is bounded whatever the offered load. The oldest
  * IN_FLIGHT_FLOOR, not the oldest one: a single request stuck on a slow peer is not overload.
  */
-export function loadShedding(maxWaitMs: number): RequestHandler {
+export function loadShedding(maxWaitMs: number, longLived: (req: Request) => boolean = () => false): RequestHandler {
   // In arrival order (a Map iterates in insertion order): the first entries are the oldest in progress.
   const inProgress = new Map<Response, number>();
   const queued = (now: number): boolean => {
@@ -32,10 +32,16 @@ export function loadShedding(maxWaitMs: number): RequestHandler {
     }
     return false;
   };
-  return (_req, res, next) => {
+  return (req, res, next) => {
     const now = performance.now();
     // Retry-After: the error middleware gives every 503 one.
     if (queued(now)) throw new AppError('overloaded');
+    // A stream that stays open while its client reads (the change feed) is shed when it asks, like any request,
+    // but never counted as waiting afterwards: 64 open streams would otherwise look like a queue and shed all.
+    if (longLived(req)) {
+      next();
+      return;
+    }
     inProgress.set(res, now);
     res.on('close', () => inProgress.delete(res));
     next();

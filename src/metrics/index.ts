@@ -7,10 +7,12 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Express, RequestHandler } from 'express';
 import { catalogue } from '../errors';
 import type { BackupObserver } from '../backup/scheduler';
+import type { FeedObserver } from '../plants/plant.feed';
 import type { StoreObserver } from '../plants/store-observer';
 import { localsOf } from '../request-locals';
 import type { WebhookObserver } from '../webhooks';
 import { backupMetrics } from './backup-metrics';
+import { feedMetrics } from './feed-metrics';
 import { routeTemplate } from './route-template';
 import { webhookMetrics } from './webhook-metrics';
 
@@ -23,6 +25,7 @@ export type Metrics = {
   store: StoreObserver;
   webhooks: WebhookObserver;
   backups: BackupObserver;
+  feed: FeedObserver;
 };
 
 // Seconds. The service answers in milliseconds; the tail buckets catch drains, timeouts and overload.
@@ -126,5 +129,5 @@ export function createMetrics(): Metrics {
     failed: (error) => storeErrors.inc({ kind: storeErrorKind(error) }),
   };
 
-  return { registry, http, store, webhooks: webhookMetrics(registers), backups: backupMetrics(registers) };
+  return { registry, http, store, webhooks: webhookMetrics(registers), backups: backupMetrics(registers), feed: feedMetrics(registers) };
 }

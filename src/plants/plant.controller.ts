@@ -2,8 +2,11 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
 import { AppError, type FieldProblem, type Reason } from '../errors';
 import { localsOf } from '../request-locals';
+import type { PlantFeed } from './plant.feed';
 import type { PlantService } from './plant.service';
-import { listQuerySchema, newPlantSchema, plantIdParamSchema, type FieldCode, type ListQuery } from './plant.schemas';
+import { plantJson } from './plant.json';
+import { feedQuerySchema, INT64_MAX, listQuerySchema, newPlantSchema, plantIdParamSchema, plantPatchSchema, type FieldCode, type ListQuery } from './plant.schemas';
+import { etagOf, expectedVersions, noneMatch } from './preconditions';
 
 /**
  * A failed parse as the 400 a form can use: the message names every problem, `fields` lists them one by one.
@@ -73,16 +76,47 @@ function nextLink(req: Request, query: Pick<ListQuery, 'limit' | 'tag'>, after: 
   return `<${forwardedPrefix(req)}${req.path}?limit=${query.limit}&after=${after}${tag}>; rel="next"`;
 }
 
+// A feed position as sent in Last-Event-ID: plain decimal, 0 to 2^63 - 1.
+const POSITION = /^(?:0|[1-9][0-9]{0,18})$/;
+const positionOf = (text: string): bigint | undefined => (POSITION.test(text) && BigInt(text) <= INT64_MAX ? BigInt(text) : undefined);
+
 export class PlantController {
-  constructor(private readonly service: PlantService) {}
+  constructor(
+    private readonly service: PlantService,
+    private readonly feed: PlantFeed,
+  ) {}
+
+  /**
+   * GET /plants/events: the change feed as server-sent events. Last-Event-ID (what EventSource sends when it
+   * reconnects) wins over ?after=; a malformed ?after= is a 400 like any parameter, a Last-Event-ID that is no
+   * position a reset (docs/decisions.md). Errors before the stream starts are ordinary JSON answers.
+   */
+  events = async (req: Request, res: Response): Promise<void> => {
+    rejectMalformedQuery(req.originalUrl);
+    const parsed = feedQuerySchema.safeParse(req.query);
+    if (!parsed.success) throw invalid('invalid_parameter', parsed.error, req.query);
+    const header = req.headers['last-event-id'];
+    const fromHeader = typeof header === 'string' && header.trim() !== '' ? positionOf(header.trim()) : undefined;
+    const malformed = typeof header === 'string' && header.trim() !== '' && fromHeader === undefined;
+    const headers = { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' };
+    if (req.method === 'HEAD') {
+      res.set(headers).status(200).end();
+      return;
+    }
+    await this.feed.open({ after: fromHeader ?? parsed.data.after, tag: parsed.data.tag, malformed }, () => {
+      res.writeHead(200, headers);
+      res.flushHeaders();
+      return res;
+    });
+  };
 
   create = async (req: Request, res: Response): Promise<void> => {
     const parsed = newPlantSchema.safeParse(req.body);
     if (!parsed.success) throw invalid('invalid_field', parsed.error, req.body as Record<string, unknown>);
     const { trace } = localsOf(res);
-    const plant = await this.service.create(parsed.data, trace === undefined ? undefined : { trace });
+    const { plant, version } = await this.service.create(parsed.data, trace === undefined ? undefined : { trace });
     // The Plant body: name and tag as stored, tag left out when absent, never the id.
-    res.set('Cache-Control', 'no-store').json(plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag });
+    res.set({ 'Cache-Control': 'no-store', ETag: etagOf(version) }).json(plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag });
   };
 
   list = async (req: Request, res: Response): Promise<void> => {
@@ -97,11 +131,31 @@ export class PlantController {
   };
 
   get = async (req: Request, res: Response): Promise<void> => {
-    sendPlants(res, await this.service.get(parseId(req.params.id as string)));
+    const { json, version } = await this.service.get(parseId(req.params.id as string));
+    const etag = etagOf(version);
+    res.set('ETag', etag);
+    // RFC 9110 13.1.2: a current tag in If-None-Match is a 304, headers and no body.
+    if (noneMatch(req.headers['if-none-match'], etag)) res.set('Cache-Control', 'no-store').status(304).end();
+    else sendPlants(res, json);
+  };
+
+  /** JSON Merge Patch: the create's rules for each member sent; If-Match makes it conditional. */
+  update = async (req: Request, res: Response): Promise<void> => {
+    const id = parseId(req.params.id as string);
+    const body = req.body as Record<string, unknown>;
+    const parsed = plantPatchSchema.safeParse(body);
+    if (!parsed.success) throw invalid('invalid_field', parsed.error, body);
+    const { id: bodyId, ...patch } = parsed.data;
+    if (bodyId !== undefined && bodyId !== id) {
+      const message = `must be the id in the path (${id}), or left out; an id cannot be changed`;
+      throw new AppError('invalid_field', `id: ${message}`, { fields: [{ field: 'id', code: 'mismatch', message }] });
+    }
+    const { plant, version } = await this.service.update(id, patch, expectedVersions(req.headers['if-match']));
+    sendPlants(res.set('ETag', etagOf(version)), plantJson(plant));
   };
 
   delete = async (req: Request, res: Response): Promise<void> => {
-    await this.service.delete(parseId(req.params.id as string));
+    await this.service.delete(parseId(req.params.id as string), expectedVersions(req.headers['if-match']));
     res.status(204).end();
   };
 

@@ -1,14 +1,27 @@
 import type { PgPool } from '../db/postgres';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
-import type { CreateContext, InsertOutcome, PlantRepository, PlantsPage, StoredPlant } from './plant.repository';
+import type { ChangeEvent, ChangeKind, ChangeSignal, EventBounds, PlantEventLog } from './plant-events';
+import type {
+  CreateContext,
+  DeleteOutcome,
+  Expected,
+  FoundPlant,
+  InsertOutcome,
+  PlantPatch,
+  PlantRepository,
+  PlantsPage,
+  StoredPlant,
+  UpdateOutcome,
+} from './plant.repository';
 import { plantJson, plantsJson } from './plant.json';
-import type { PostgresPlantOutbox } from './plant.outbox';
+import { CHANGE_STATEMENT, type BatchOperation, type PostgresPlantOutbox } from './plant.outbox';
 import { INT64_MAX, INT64_MIN, type ListQuery, type NewPlant, type Plant } from './plant.schemas';
 import { ignoreStore, type StoreObserver } from './store-observer';
 
 type Row = { id: bigint; name: string; tag: string | null };
-type ApplyRow = { idx: number; created: boolean; deleted: boolean; stored_name: string | null; stored_tag: string | null };
+type ChangeRow = { idx: number; outcome: string; stored_name: string | null; stored_tag: string | null; stored_version: bigint | null };
+type EventRow = { pos: bigint; kind: ChangeKind; plant_id: bigint; name: string | null; tag: string | null; prev_tag: string | null; at: bigint };
 
 const toPlant = (name: string, tag: string | null): Plant => (tag === null ? { name } : { name, tag });
 const toStored = (row: Row): StoredPlant => (row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag });
@@ -34,21 +47,48 @@ function translate(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
+type Settle<T> = { resolve: (outcome: T) => void; reject: (error: Error) => void };
 type Pending =
-  | { kind: 'c'; id: bigint; plant: NewPlant; context?: CreateContext; resolve: (outcome: InsertOutcome) => void; reject: (error: Error) => void }
-  | { kind: 'd'; id: bigint; resolve: (deleted: boolean) => void; reject: (error: Error) => void };
+  | ({ kind: 'c'; id: bigint; plant: NewPlant; context?: CreateContext } & Settle<InsertOutcome>)
+  | ({ kind: 'u'; id: bigint; patch: PlantPatch; expected?: Expected } & Settle<UpdateOutcome>)
+  | ({ kind: 'd'; id: bigint; expected?: Expected } & Settle<DeleteOutcome>);
+
+function toEvent(row: EventRow): ChangeEvent {
+  const event: ChangeEvent = { pos: row.pos, kind: row.kind, id: row.plant_id, at: Number(row.at) };
+  if (row.name !== null) event.name = row.name;
+  if (row.tag !== null) event.tag = row.tag;
+  if (row.prev_tag !== null) event.prevTag = row.prev_tag;
+  return event;
+}
+
+/** plants_change's seven arrays for a batch, in arrival order. */
+function changeParams(batch: readonly Pending[]): unknown[] {
+  return [
+    batch.map((op) => op.kind),
+    batch.map((op) => op.id),
+    batch.map((op) => (op.kind === 'c' ? op.plant.name : op.kind === 'u' ? (op.patch.name ?? null) : null)),
+    batch.map((op) => (op.kind === 'c' ? (op.plant.tag ?? null) : op.kind === 'u' ? (op.patch.tag ?? null) : null)),
+    batch.map((op) => op.kind === 'u' && op.patch.tag !== undefined),
+    batch.map((op) => (op.kind === 'c' || op.expected === undefined ? null : op.expected.join(','))),
+    Date.now(),
+  ];
+}
+
+const outboxView = (op: Pending): BatchOperation =>
+  op.kind === 'c' ? { kind: 'created', plant: op.plant, trace: op.context?.trace } : { kind: op.kind === 'u' ? 'updated' : 'deleted', id: op.id };
 
 /**
- * Group commit on PostgreSQL: creates and deletes that arrive in one event-loop turn go to the server as one
- * call of plants_apply (migrations/postgres/001) in one statement, so one transaction and one round trip; each
- * caller is answered after that commit (synchronous_commit=on). Operations on one id keep their arrival order;
- * across ids the batch is sorted by id so that two replicas' batches lock rows in the same order. Given an outbox
- * (webhooks configured), the same statement also writes the created plants' events (a transactional outbox),
- * still one round trip; without, the statement is plants_apply alone and nothing more is written.
+ * Group commit on PostgreSQL: creates, edits and deletes that arrive in one event-loop turn go to the server as
+ * one call of plants_change (migrations/postgres/005) in one statement, so one transaction and one round trip;
+ * each caller is answered after that commit (synchronous_commit=on). The function takes the feed's counter row
+ * first, so the batches of every replica apply one after the other, in arrival order within each, and each
+ * change writes its event with its position. Given an outbox (webhooks configured), the same statement also
+ * writes the webhook events (a transactional outbox), still one round trip.
  */
-export class PostgresPlantRepository implements PlantRepository {
+export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
   private pending: Pending[] = [];
   private ready = false;
+  private readonly listeners = new Set<() => void>();
 
   constructor(
     private readonly pool: PgPool,
@@ -67,18 +107,22 @@ export class PostgresPlantRepository implements PlantRepository {
     return new Promise((resolve, reject) => this.enqueue({ kind: 'c', id: plant.id, plant, context, resolve, reject }));
   }
 
-  /** Resolves after the delete is committed: true when a plant was deleted, false when none had the id. */
-  delete(id: bigint): Promise<boolean> {
-    return new Promise((resolve, reject) => this.enqueue({ kind: 'd', id, resolve, reject }));
+  update(id: bigint, patch: PlantPatch, expected?: Expected): Promise<UpdateOutcome> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'u', id, patch, expected, resolve, reject }));
+  }
+
+  delete(id: bigint, expected?: Expected): Promise<DeleteOutcome> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'd', id, expected, resolve, reject }));
   }
 
   /**
    * The JSON text is written here from the row (plant.json.ts), not by PostgreSQL: json_build_object's text puts
    * spaces around its colons, and the two stores answer byte for byte the same body.
    */
-  async findById(id: bigint): Promise<string | undefined> {
-    const { rows } = await this.query<Row>('plants_by_id', 'SELECT id, name, tag FROM plants WHERE id = $1', [id]);
-    return rows[0] === undefined ? undefined : plantJson(toStored(rows[0]));
+  async findById(id: bigint): Promise<FoundPlant | undefined> {
+    const { rows } = await this.query<Row & { version: bigint }>('plants_by_id', 'SELECT id, name, tag, version FROM plants WHERE id = $1', [id]);
+    const row = rows[0];
+    return row === undefined ? undefined : { json: plantJson(toStored(row)), version: row.version };
   }
 
   /** Ascending id, ids greater than `after` when given, only `tag` when given, at most `limit` plants. */
@@ -103,6 +147,41 @@ export class PostgresPlantRepository implements PlantRepository {
     return more && last !== undefined ? { json: plantsJson(plants), nextAfter: last.id } : { json: plantsJson(plants) };
   }
 
+  async readEvents(after: bigint, limit: number): Promise<ChangeEvent[]> {
+    const { rows } = await this.query<EventRow>(
+      'plant_events_after',
+      'SELECT pos, kind, plant_id, name, tag, prev_tag, at FROM plant_events WHERE pos > $1 ORDER BY pos LIMIT $2',
+      [after, limit],
+    );
+    return rows.map(toEvent);
+  }
+
+  async eventBounds(): Promise<EventBounds> {
+    const { rows } = await this.query<{ oldest: bigint | null; last: bigint }>(
+      'plant_events_bounds',
+      'SELECT (SELECT min(pos) FROM plant_events) AS oldest, (SELECT last_pos FROM plant_event_counter) AS last',
+      [],
+    );
+    const row = rows[0];
+    if (row === undefined) return { last: 0n };
+    return row.oldest === null ? { last: row.last } : { oldest: row.oldest, last: row.last };
+  }
+
+  async pruneEvents(beforeMs: number, limit: number): Promise<number> {
+    const result = await this.query(
+      'plant_events_prune',
+      'DELETE FROM plant_events WHERE pos IN (SELECT pos FROM plant_events ORDER BY pos LIMIT $1) AND at < $2',
+      [limit, beforeMs],
+    );
+    return (result as { rowCount?: number | null }).rowCount ?? 0;
+  }
+
+  /** This replica's own commits; src/store adds the other replicas' (LISTEN plant_events). */
+  readonly changes: ChangeSignal = (wake) => {
+    this.listeners.add(wake);
+    return () => this.listeners.delete(wake);
+  };
+
   private async query<R extends object>(name: string, text: string, values: unknown[]): Promise<{ rows: R[] }> {
     if (!this.ready) throw new AppError('store_unavailable', 'The store is not migrated yet; nothing was read or written. Retry later.');
     try {
@@ -119,8 +198,6 @@ export class PostgresPlantRepository implements PlantRepository {
   private readonly flush = (): void => {
     const batch = this.pending;
     this.pending = [];
-    // Stable: operations on one id stay in arrival order.
-    const ordered = batch.slice().sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const started = performance.now();
     let settled = false;
     // The whole wait (a free connection, connecting, the statement) is bounded, so no request outlives it.
@@ -134,21 +211,12 @@ export class PostgresPlantRepository implements PlantRepository {
       );
       for (const operation of batch) operation.reject(error);
     }, this.deadlineMs);
-    const values: unknown[] = [
-      ordered.map((operation) => operation.kind),
-      ordered.map((operation) => operation.id),
-      ordered.map((operation) => (operation.kind === 'c' ? operation.plant.name : null)),
-      ordered.map((operation) => (operation.kind === 'c' ? (operation.plant.tag ?? null) : null)),
-    ];
+    const values = changeParams(batch);
     const outbox = this.outbox;
     const statement =
       outbox === undefined
-        ? this.query<ApplyRow>('plants_apply', 'SELECT idx, created, deleted, stored_name, stored_tag FROM plants_apply($1, $2, $3, $4)', values)
-        : this.query<ApplyRow>(
-            'plants_apply_events',
-            outbox.statement,
-            values.concat(outbox.params(ordered.map((op) => (op.kind === 'c' ? { plant: op.plant, trace: op.context?.trace } : undefined)))),
-          );
+        ? this.query<ChangeRow>('plants_change', CHANGE_STATEMENT, values)
+        : this.query<ChangeRow>('plants_change_webhooks', outbox.statement, values.concat(outbox.params(batch.map(outboxView))));
     statement.then(
       ({ rows }) => {
         clearTimeout(deadline);
@@ -156,20 +224,20 @@ export class PostgresPlantRepository implements PlantRepository {
         const seconds = (performance.now() - started) / 1000;
         this.observer.committed(batch.length, seconds);
         this.logger.debug({ rows: batch.length, ms: Math.round(seconds * 100_000) / 100 }, 'group commit');
-        if (outbox !== undefined) {
-          const created = rows.reduce((count, row) => (row.created ? count + 1 : count), 0);
-          if (created > 0) outbox.wake(created);
-        }
+        let changed = 0;
         for (const row of rows) {
-          const operation = ordered[row.idx - 1];
+          const operation = batch[row.idx - 1];
           if (operation === undefined) continue;
-          if (operation.kind === 'd') operation.resolve(row.deleted);
-          else if (row.stored_name === null) operation.reject(new Error(`plant ${operation.id} neither inserted nor found`));
-          else operation.resolve({ created: row.created, stored: toPlant(row.stored_name, row.stored_tag) });
+          if (row.outcome === 'created' || row.outcome === 'updated' || row.outcome === 'deleted') changed += 1;
+          settle(operation, row);
         }
-        if (rows.length !== ordered.length) {
-          const missing = new Error(`plants_apply answered ${rows.length} of ${ordered.length} operations`);
-          for (const operation of ordered.slice(rows.length)) operation.reject(missing);
+        if (rows.length !== batch.length) {
+          const missing = new Error(`plants_change answered ${rows.length} of ${batch.length} operations`);
+          for (const operation of batch.slice(rows.length)) operation.reject(missing);
+        }
+        if (changed > 0) {
+          if (outbox !== undefined) outbox.wake(changed);
+          for (const wake of this.listeners) wake();
         }
       },
       (error: unknown) => {
@@ -182,4 +250,18 @@ export class PostgresPlantRepository implements PlantRepository {
       },
     );
   };
+}
+
+function settle(operation: Pending, row: ChangeRow): void {
+  const version = row.stored_version ?? 0n;
+  if (operation.kind === 'c') {
+    if (row.stored_name === null) operation.reject(new Error(`plant ${operation.id} neither inserted nor found`));
+    else operation.resolve({ created: row.outcome === 'created', stored: toPlant(row.stored_name, row.stored_tag), version });
+  } else if (operation.kind === 'd') {
+    operation.resolve(row.outcome === 'deleted' ? 'deleted' : row.outcome === 'stale' ? 'stale' : 'missing');
+  } else if (row.outcome === 'updated' && row.stored_name !== null) {
+    operation.resolve({ outcome: 'updated', stored: toStored({ id: operation.id, name: row.stored_name, tag: row.stored_tag }), version });
+  } else {
+    operation.resolve(row.outcome === 'stale' ? { outcome: 'stale', version } : { outcome: 'missing' });
+  }
 }

@@ -3,14 +3,26 @@ import type { Db } from '../db/database';
 import type { Logger } from '../logger';
 import { AppError } from '../errors';
 import { isStoreFault, type SqliteHealth } from '../db/sqlite-health';
-import type { CreateContext, InsertOutcome, PlantRepository, PlantsPage } from './plant.repository';
+import type { ChangeEvent, ChangeSignal, EventBounds, PlantEventLog } from './plant-events';
+import { SqliteEventLog } from './plant-events.sqlite';
+import type {
+  CreateContext,
+  DeleteOutcome,
+  Expected,
+  FoundPlant,
+  InsertOutcome,
+  PlantPatch,
+  PlantRepository,
+  PlantsPage,
+  UpdateOutcome,
+} from './plant.repository';
 import type { PlantOutbox } from './plant.outbox';
 import type { ListQuery, NewPlant, Plant } from './plant.schemas';
 import { ignoreStore, type StoreObserver } from './store-observer';
 
-type Row = { name: string; tag: string | null };
+type Row = { name: string; tag: string | null; version: bigint };
 
-const toPlant = (row: Row): Plant => (row.tag === null ? { name: row.name } : { name: row.name, tag: row.tag });
+const toPlant = (row: Pick<Row, 'name' | 'tag'>): Plant => (row.tag === null ? { name: row.name } : { name: row.name, tag: row.tag });
 
 // A plant as JSON text, written by SQLite: integers digit for digit, strings escaped as JSON requires.
 const PLANT_JSON = "CASE WHEN tag IS NULL THEN json_object('id', id, 'name', name) ELSE json_object('id', id, 'name', name, 'tag', tag) END";
@@ -36,27 +48,34 @@ function translateRead(error: unknown): Error {
   return translated instanceof AppError ? new AppError('store_unavailable', 'The store cannot be read now; retry later.', { cause: error }) : translated;
 }
 
-// One write of a batch: a create (plant) or a delete (deleteId), answered with its own outcome.
+// One write of a batch, answered with its own outcome.
 type Pending =
-  | { plant: NewPlant; context?: CreateContext; resolve: (outcome: InsertOutcome) => void; reject: (error: Error) => void }
-  | { deleteId: bigint; resolve: (deleted: boolean) => void; reject: (error: Error) => void };
-type Outcome = InsertOutcome | boolean;
+  | { kind: 'c'; plant: NewPlant; context?: CreateContext; resolve: (outcome: InsertOutcome) => void; reject: (error: Error) => void }
+  | { kind: 'u'; id: bigint; patch: PlantPatch; expected?: Expected; resolve: (outcome: UpdateOutcome) => void; reject: (error: Error) => void }
+  | { kind: 'd'; id: bigint; expected?: Expected; resolve: (outcome: DeleteOutcome) => void; reject: (error: Error) => void };
+type Outcome = InsertOutcome | UpdateOutcome | DeleteOutcome;
+
+const matches = (expected: Expected | undefined, version: bigint) => expected === undefined || expected.includes(version);
 
 /**
- * Group commit: creates and deletes that arrive in one event-loop turn share one transaction and so one fsync
- * (synchronous=FULL), applied in arrival order. Each caller is answered only after the commit that holds its
- * write. A write that fails on its own (a bug, not a full or locked store) fails alone: SQLite undoes just
- * that statement. Reads are plain synchronous SELECTs on the same connection: they run between commits,
- * never inside one, so a read waits at most for the one commit already running.
+ * Group commit: creates, edits and deletes that arrive in one event-loop turn share one transaction and so one
+ * fsync (synchronous=FULL), applied in arrival order, each with its change event. Each caller is answered only
+ * after the commit that holds its write. A write that fails on its own (a bug, not a full or locked store) fails
+ * alone: its savepoint undoes the change and its event together. Reads are plain synchronous SELECTs on the same
+ * connection: they run between commits, never inside one, so a read waits at most for the commit already running.
+ * One process owns the file, so positions are counted here (`lastPos`), and put back when a batch rolls back.
  */
-export class SqlitePlantRepository implements PlantRepository {
+export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
   private pending: Pending[] = [];
   private readonly commitBatch: Database.Transaction<(batch: Pending[]) => (Outcome | Error)[]>;
-  private readonly byId: Database.Statement<[bigint], string>;
+  private readonly byId: Database.Statement<[bigint], { json: string; version: bigint }>;
   private readonly first: Database.Statement<[number], string>;
   private readonly after: Database.Statement<[bigint, number], string>;
   private readonly firstOfTag: Database.Statement<[string, number], string>;
   private readonly afterOfTag: Database.Statement<[string, bigint, number], string>;
+  private readonly events: SqliteEventLog;
+  private lastPos: bigint;
+  private readonly listeners = new Set<() => void>();
 
   constructor(
     db: Db,
@@ -65,57 +84,92 @@ export class SqlitePlantRepository implements PlantRepository {
     private readonly observer: StoreObserver = ignoreStore,
     outbox?: PlantOutbox,
   ) {
-    const insert = db.prepare<[bigint, string, string | null]>(
-      'INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING',
+    const insert = db.prepare<[bigint, string, string | null, bigint]>(
+      'INSERT INTO plants (id, name, tag, version) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
     );
-    const select = db.prepare<[bigint], Row>('SELECT name, tag FROM plants WHERE id = ?');
+    const select = db.prepare<[bigint], Row>('SELECT name, tag, version FROM plants WHERE id = ?');
+    const update = db.prepare<[string, string | null, bigint, bigint]>('UPDATE plants SET name = ?, tag = ?, version = ? WHERE id = ?');
     const remove = db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?');
-    this.byId = db.prepare<[bigint], string>(`SELECT ${PLANT_JSON} FROM plants WHERE id = ?`).pluck();
+    this.events = new SqliteEventLog(db);
+    this.lastPos = this.events.lastWritten();
+    this.byId = db.prepare<[bigint], { json: string; version: bigint }>(`SELECT ${PLANT_JSON} AS json, version FROM plants WHERE id = ?`);
     // Keyset paging: each page is a range scan of the rowid (or of plants_by_tag), whatever its depth.
     // Rows of one string each, joined here: cheaper than json_group_array, and in the statement's own order.
     this.first = db.prepare<[number], string>(pageSql('')).pluck();
     this.after = db.prepare<[bigint, number], string>(pageSql('WHERE id > ?')).pluck();
     this.firstOfTag = db.prepare<[string, number], string>(pageSql('WHERE tag = ?')).pluck();
     this.afterOfTag = db.prepare<[string, bigint, number], string>(pageSql('WHERE tag = ? AND id > ?')).pluck();
-    // Inside the batch's transaction: no other create can run between the insert and the read.
-    const insertOrGet = (plant: NewPlant, context: CreateContext | undefined): InsertOutcome => {
-      if (insert.run(plant.id, plant.name, plant.tag ?? null).changes === 1) {
-        // Transactional outbox: the plant's events commit or roll back with it (a failure here fails the batch).
-        outbox?.recordCreated(plant, context?.trace);
-        return { created: true, stored: toPlant({ name: plant.name, tag: plant.tag ?? null }) };
-      }
-      const row = select.get(plant.id);
-      if (row === undefined) throw new Error(`plant ${plant.id} neither inserted nor found`);
-      return { created: false, stored: toPlant(row) };
+    const record = (event: Omit<ChangeEvent, 'pos'>): bigint => {
+      this.lastPos += 1n;
+      this.events.write({ ...event, pos: this.lastPos });
+      return this.lastPos;
     };
-    this.commitBatch = db.transaction((batch: Pending[]) =>
-      batch.map((write) => {
+    // Each inside the batch's transaction: no other write can run between a check and its change.
+    const apply = (write: Pending, at: number): Outcome => {
+      if (write.kind === 'c') {
+        const { plant } = write;
+        if (insert.run(plant.id, plant.name, plant.tag ?? null, this.lastPos + 1n).changes === 1) {
+          const version = record({ kind: 'created', id: plant.id, name: plant.name, tag: plant.tag, at });
+          // Transactional outbox: the plant's webhook events commit or roll back with it.
+          outbox?.recordCreated(plant, write.context?.trace);
+          return { created: true, stored: toPlant({ name: plant.name, tag: plant.tag ?? null }), version };
+        }
+        const row = select.get(plant.id);
+        if (row === undefined) throw new Error(`plant ${plant.id} neither inserted nor found`);
+        return { created: false, stored: toPlant(row), version: row.version };
+      }
+      const row = select.get(write.id);
+      if (row === undefined) return write.kind === 'u' ? { outcome: 'missing' } : 'missing';
+      if (!matches(write.expected, row.version)) return write.kind === 'u' ? { outcome: 'stale', version: row.version } : 'stale';
+      const tag = row.tag ?? undefined;
+      if (write.kind === 'd') {
+        remove.run(write.id);
+        record({ kind: 'deleted', id: write.id, tag, at });
+        outbox?.recordChanged('deleted', { id: write.id, name: row.name });
+        return 'deleted';
+      }
+      const name = write.patch.name ?? row.name;
+      const next = write.patch.tag === undefined ? tag : (write.patch.tag ?? undefined);
+      const version = this.lastPos + 1n;
+      update.run(name, next ?? null, version, write.id);
+      record({ kind: 'updated', id: write.id, name, tag: next, prevTag: tag, at });
+      const stored = next === undefined ? { id: write.id, name } : { id: write.id, name, tag: next };
+      outbox?.recordChanged('updated', stored);
+      return { outcome: 'updated', stored, version };
+    };
+    // A nested transaction is a savepoint: a write that throws takes its event (and its position) back with it.
+    const applyOne = db.transaction(apply);
+    this.commitBatch = db.transaction((batch: Pending[]) => {
+      const at = Date.now();
+      return batch.map((write) => {
+        const before = this.lastPos;
         try {
-          return 'plant' in write ? insertOrGet(write.plant, write.context) : remove.run(write.deleteId).changes === 1;
+          return applyOne(write, at);
         } catch (error) {
+          this.lastPos = before;
           const translated = translate(error);
           // A store that cannot take writes fails the whole batch: rethrown, the transaction rolls back.
           if (translated instanceof AppError) throw error;
           return translated;
         }
-      }),
-    );
+      });
+    });
   }
 
   insertOrGet(plant: NewPlant, context?: CreateContext): Promise<InsertOutcome> {
-    return new Promise((resolve, reject) => {
-      if (this.pending.push({ plant, context, resolve, reject }) === 1) setImmediate(this.flush);
-    });
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'c', plant, context, resolve, reject }));
   }
 
-  delete(id: bigint): Promise<boolean> {
-    return new Promise((resolve, reject) => {
-      if (this.pending.push({ deleteId: id, resolve, reject }) === 1) setImmediate(this.flush);
-    });
+  update(id: bigint, patch: PlantPatch, expected?: Expected): Promise<UpdateOutcome> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'u', id, patch, expected, resolve, reject }));
+  }
+
+  delete(id: bigint, expected?: Expected): Promise<DeleteOutcome> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'd', id, expected, resolve, reject }));
   }
 
   // Reads answer at once: a synchronous SELECT, wrapped in the promise the store contract asks for.
-  findById(id: bigint): Promise<string | undefined> {
+  findById(id: bigint): Promise<FoundPlant | undefined> {
     try {
       return Promise.resolve(this.byId.get(id));
     } catch (error) {
@@ -139,16 +193,52 @@ export class SqlitePlantRepository implements PlantRepository {
     }
   }
 
+  readEvents(after: bigint, limit: number): Promise<ChangeEvent[]> {
+    try {
+      return Promise.resolve(this.events.read(after, limit));
+    } catch (error) {
+      return Promise.reject(translateRead(error));
+    }
+  }
+
+  eventBounds(): Promise<EventBounds> {
+    try {
+      return Promise.resolve(this.events.bounds());
+    } catch (error) {
+      return Promise.reject(translateRead(error));
+    }
+  }
+
+  pruneEvents(beforeMs: number, limit: number): Promise<number> {
+    try {
+      return Promise.resolve(this.events.prune(beforeMs, limit));
+    } catch (error) {
+      return Promise.reject(translate(error));
+    }
+  }
+
+  /** Local commits are the only writes to this file: each one that wrote events wakes the listeners. */
+  readonly changes: ChangeSignal = (wake) => {
+    this.listeners.add(wake);
+    return () => this.listeners.delete(wake);
+  };
+
+  private enqueue(write: Pending): void {
+    if (this.pending.push(write) === 1) setImmediate(this.flush);
+  }
+
   private readonly flush = (): void => {
     const batch = this.pending;
     this.pending = [];
     const started = performance.now();
+    const firstPos = this.lastPos;
     let outcomes: (Outcome | Error)[];
     try {
       this.health.verifyFile();
       outcomes = this.commitBatch.immediate(batch);
       this.health.committed();
     } catch (error) {
+      this.lastPos = firstPos;
       const retryInMs = this.health.retryDelay(error);
       if (retryInMs !== undefined) {
         this.pending = batch.concat(this.pending);
@@ -167,5 +257,6 @@ export class SqlitePlantRepository implements PlantRepository {
       if (outcome instanceof Error) reject(outcome);
       else (resolve as (outcome: Outcome) => void)(outcome);
     });
+    if (this.lastPos !== firstPos) for (const wake of this.listeners) wake();
   };
 }

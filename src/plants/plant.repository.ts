@@ -1,7 +1,30 @@
 import type { TraceContext } from '../tracing';
 import type { ListQuery, NewPlant, Plant } from './plant.schemas';
 
-export type InsertOutcome = { created: boolean; stored: Plant };
+/** `version` is the position of the plant's last change in the feed: its ETag. */
+export type InsertOutcome = { created: boolean; stored: Plant; version: bigint };
+
+/**
+ * A JSON Merge Patch already parsed: `name` replaces the name when given; `tag` replaces the tag when given, and
+ * null removes it.
+ */
+export type PlantPatch = { name?: string; tag?: string | null };
+
+/**
+ * An edit's or delete's precondition (If-Match): the versions it may apply to. Empty: none can match, so the
+ * change is `stale` whenever the plant exists.
+ */
+export type Expected = readonly bigint[];
+
+export type UpdateOutcome =
+  | { outcome: 'updated'; stored: StoredPlant; version: bigint }
+  | { outcome: 'missing' }
+  | { outcome: 'stale'; version: bigint };
+
+export type DeleteOutcome = 'deleted' | 'missing' | 'stale';
+
+/** One plant as a read answers it: its JSON text (a StoredPlant) and its version. */
+export type FoundPlant = { json: string; version: bigint };
 
 /** A plant as the store holds it: the Plant shape plus its int64 id. */
 export type StoredPlant = { id: bigint; name: string; tag?: string };
@@ -31,13 +54,19 @@ export type PlantRepository = {
    * events stores `context.trace` with the plant's events (the outbox's trace_context), when given.
    */
   insertOrGet(plant: NewPlant, context?: CreateContext): Promise<InsertOutcome>;
-  /** The plant's JSON text (a StoredPlant), or undefined when no plant has the id. */
-  findById(id: bigint): Promise<string | undefined>;
+  /** The plant's JSON text (a StoredPlant) and version, or undefined when no plant has the id. */
+  findById(id: bigint): Promise<FoundPlant | undefined>;
   /** Ascending id, ids greater than `after` when given, only `tag` when given, at most `limit` plants. */
   list(query: ListQuery): Promise<PlantsPage>;
   /**
-   * Resolves after the delete is committed and fsynced: true when a plant was deleted, false when none had the id.
-   * Deletes and creates that arrive together apply in arrival order.
+   * Applies the patch when the plant exists (and its version is one of `expected`, when given), as one step with
+   * the check; resolves after the commit. Every applied edit is a new version and a plant.updated event, even
+   * one that leaves the values as they were.
    */
-  delete(id: bigint): Promise<boolean>;
+  update(id: bigint, patch: PlantPatch, expected?: Expected): Promise<UpdateOutcome>;
+  /**
+   * Resolves after the delete is committed and fsynced. Creates, edits and deletes that arrive together apply in
+   * arrival order, each change with its event in the same transaction.
+   */
+  delete(id: bigint, expected?: Expected): Promise<DeleteOutcome>;
 };

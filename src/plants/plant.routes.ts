@@ -2,7 +2,8 @@ import type { Express, RequestHandler } from 'express';
 import type { PlantController } from './plant.controller';
 
 export const PLANTS_ALLOW = 'GET, HEAD, POST, OPTIONS';
-export const PLANT_ALLOW = 'GET, HEAD, DELETE, OPTIONS';
+export const PLANT_ALLOW = 'GET, HEAD, PATCH, DELETE, OPTIONS';
+export const EVENTS_ALLOW = 'GET, HEAD, OPTIONS';
 
 // An id segment holding a `%`: the only ones whose decoding can fail. Case-insensitive and with an optional
 // trailing slash, as Express matches '/plants/:id'.
@@ -23,7 +24,11 @@ export function plantRoutes(
   // Before the :id routes: Express decodes :id while matching and throws a bare URIError on bad percent-encoding.
   // This path has no capture group, so nothing is decoded before the controller names the parameter at fault.
   app.all(MALFORMED_CANDIDATE, controller.rejectMalformedId);
+  // Before /plants/:id, which would read `events` as an id.
+  app.get('/plants/events', controller.events);
+  app.all('/plants/events', methodNotAllowed(EVENTS_ALLOW));
   app.get('/plants/:id', controller.get);
+  app.patch('/plants/:id', readBody, controller.update);
   app.delete('/plants/:id', controller.delete);
   app.all('/plants/:id', methodNotAllowed(PLANT_ALLOW));
 }

@@ -16,7 +16,7 @@ const required = (rule: string) => (issue: { input?: unknown }) => (issue.input 
  * The code each field problem carries in the 400's `fields` (docs: the Errors section). Problems zod finds by
  * itself (a wrong type, a missing value) are classified by the controller; the rules below name their own.
  */
-export const FIELD_CODES = ['required', 'type', 'repeated', 'out_of_range', 'too_short', 'too_long', 'blank', 'invalid_characters'] as const;
+export const FIELD_CODES = ['required', 'type', 'repeated', 'out_of_range', 'too_short', 'too_long', 'blank', 'invalid_characters', 'mismatch'] as const;
 export type FieldCode = (typeof FIELD_CODES)[number];
 const rule = (message: string, code: FieldCode) => ({ message, params: { code } });
 
@@ -58,6 +58,21 @@ export const newPlantSchema = z
   })
   .meta({ id: 'NewPlant', description: 'Unknown fields are ignored: neither stored nor echoed.' });
 
+/**
+ * PATCH /plants/{id}: a JSON Merge Patch (RFC 7396) of a plant. Members follow the create's rules; `tag: null`
+ * removes the tag; `id`, when sent, must be the path's id; unknown members are ignored as in a create.
+ */
+export const plantPatchSchema = z
+  .object({
+    id: plantIdSchema.optional().meta({ description: "optional; when present it must be the path's id" }),
+    name: text(NAME_MAX).optional().meta({ description: `when present, the new name: the rules of NewPlant.name` }),
+    tag: text(TAG_MAX, required('must be a string, or null to remove the tag'))
+      .nullable()
+      .optional()
+      .meta({ description: 'when present, the new tag under the rules of NewPlant.tag; null removes the tag' }),
+  })
+  .meta({ id: 'PlantPatch', description: 'A JSON Merge Patch (RFC 7396): members left out keep their value. Unknown members are ignored.' });
+
 // Path and query parameters arrive as strings, or as an array when a query parameter is repeated.
 const once = (rule: string) => (issue: { input?: unknown }) =>
   issue.input === undefined ? 'is required' : Array.isArray(issue.input) ? 'must be given once' : rule;
@@ -96,6 +111,26 @@ export const listQuerySchema = z.object({
     .meta({ description: `Only plants with exactly this tag: 1 to ${TAG_MAX} Unicode code points under the rules of tag.` }),
 });
 
+const POSITION_RULE = `must be a feed position: an integer from 0 to ${INT64_MAX} in plain decimal`;
+
+export const feedQuerySchema = z.object({
+  after: z
+    .string({ error: once(POSITION_RULE) })
+    .refine((value) => DECIMAL.test(value) && !value.startsWith('-'), rule(POSITION_RULE, 'type'))
+    .transform((value) => BigInt(value))
+    .refine((value) => value <= INT64_MAX, rule(POSITION_RULE, 'out_of_range'))
+    .optional()
+    .meta({
+      type: 'integer',
+      format: 'int64',
+      minimum: 0,
+      description: 'Only changes after this position (the `id:` of the last event received), for clients that cannot send Last-Event-ID; Last-Event-ID wins when both are sent.',
+    }),
+  tag: text(TAG_MAX, once('must be a string'))
+    .optional()
+    .meta({ description: 'Only changes of plants with this tag, and edits that take a plant out of it.' }),
+});
+
 export const plantSchema = z
   .object({
     name: z.string(),
@@ -132,5 +167,6 @@ export const storedPlantSchema = z
   .meta({ id: 'StoredPlant', description: 'A plant with its id, as GET /plants and GET /plants/{id} answer it.' });
 
 export type NewPlant = z.infer<typeof newPlantSchema>;
+export type PlantPatchBody = z.infer<typeof plantPatchSchema>;
 export type ListQuery = z.infer<typeof listQuerySchema>;
 export type Plant = z.infer<typeof plantSchema>;

@@ -1,26 +1,34 @@
 import { AppError } from '../errors';
-import type { CreateContext, PlantRepository, PlantsPage } from './plant.repository';
+import type { CreateContext, Expected, FoundPlant, PlantPatch, PlantRepository, PlantsPage, StoredPlant } from './plant.repository';
 import type { ListQuery, NewPlant, Plant } from './plant.schemas';
 
 const notFound = (id: bigint) => new AppError('plant_not_found', `id: no plant has id ${id}.`);
+const stale = (id: bigint, version: bigint) =>
+  new AppError('precondition_failed', `If-Match: plant ${id} has changed (its ETag is now "${version}"); nothing was changed. GET it again, then retry with its new ETag.`);
+
+/** A plant and its version: the ETag of the response that carries it. */
+export type Versioned<T> = { plant: T; version: bigint };
 
 export class PlantService {
   constructor(private readonly plants: PlantRepository) {}
 
-  /** The id is the key: the identical plant again is a safe retry, anything else under that id a conflict. */
-  async create(plant: NewPlant, context?: CreateContext): Promise<Plant> {
-    const { created, stored } = await this.plants.insertOrGet(plant, context);
+  /**
+   * The id is the key: the plant as stored again is a safe retry, anything else under that id a conflict. A
+   * create replayed after an edit differs from what is stored, so it is a conflict too and changes nothing.
+   */
+  async create(plant: NewPlant, context?: CreateContext): Promise<Versioned<Plant>> {
+    const { created, stored, version } = await this.plants.insertOrGet(plant, context);
     if (!created && (stored.name !== plant.name || stored.tag !== plant.tag)) {
       throw new AppError(
         'id_conflict',
-        `id: ${plant.id} already belongs to a plant with another name or tag; use a new id, or resend that plant exactly.`,
+        `id: ${plant.id} already belongs to a plant with another name or tag (or it was edited since); use a new id, or GET it to see what is stored.`,
       );
     }
-    return stored;
+    return { plant: stored, version };
   }
 
-  /** The plant's JSON text. */
-  async get(id: bigint): Promise<string> {
+  /** The plant's JSON text and version. */
+  async get(id: bigint): Promise<FoundPlant> {
     const plant = await this.plants.findById(id);
     if (plant === undefined) throw notFound(id);
     return plant;
@@ -31,7 +39,16 @@ export class PlantService {
     return this.plants.list(query);
   }
 
-  async delete(id: bigint): Promise<void> {
-    if (!(await this.plants.delete(id))) throw notFound(id);
+  async update(id: bigint, patch: PlantPatch, expected?: Expected): Promise<Versioned<StoredPlant>> {
+    const outcome = await this.plants.update(id, patch, expected);
+    if (outcome.outcome === 'missing') throw notFound(id);
+    if (outcome.outcome === 'stale') throw stale(id, outcome.version);
+    return { plant: outcome.stored, version: outcome.version };
+  }
+
+  async delete(id: bigint, expected?: Expected): Promise<void> {
+    const outcome = await this.plants.delete(id, expected);
+    if (outcome === 'missing') throw notFound(id);
+    if (outcome === 'stale') throw new AppError('precondition_failed', `If-Match: plant ${id} has changed since that ETag; nothing was deleted. GET it again, then retry with its new ETag.`);
   }
 }

@@ -2,7 +2,10 @@ import { isPostgresMigrated, loadPostgresMigrations, migratePostgres } from '../
 import type { Migration } from '../db/migrations';
 import { createPostgresPool, redactUrl, type PgPool, type PostgresOptions } from '../db/postgres';
 import { assertWritable } from '../db/postgres-health';
+import { listenPostgres } from '../db/postgres-listen';
 import type { Logger } from '../logger';
+import type { ChangeSignal } from '../plants/plant-events';
+import { PlantFeed } from '../plants/plant.feed';
 import { isUnavailable, PostgresPlantRepository } from '../plants/plant.repository.postgres';
 import type { Dispatching, PostgresWebhooks } from '../webhooks';
 import type { Store, StoreConfig, StoreHooks } from './store';
@@ -19,6 +22,7 @@ const RETRY_MS = 1000;
 export class PostgresStore implements Store {
   readonly pool: PgPool;
   readonly plants: PostgresPlantRepository;
+  readonly feed: PlantFeed;
   readonly webhooks: Dispatching | undefined;
   private readonly dispatcher: PostgresWebhooks | undefined;
   private readonly options: PostgresOptions;
@@ -27,6 +31,7 @@ export class PostgresStore implements Store {
   private migrated = false;
   private retry: NodeJS.Timeout | undefined;
   private closed = false;
+  private readonly stopListening: Set<() => Promise<void>> = new Set();
 
   constructor(
     url: string,
@@ -52,6 +57,18 @@ export class PostgresStore implements Store {
           });
     /* eslint-enable @typescript-eslint/no-require-imports */
     this.plants = new PostgresPlantRepository(this.pool, logger, this.options.statementTimeoutMs, hooks.observer, this.dispatcher?.outbox);
+    // Every replica's commits: this one's as they happen, the others' through NOTIFY plant_events (migrations/postgres/005).
+    const changes: ChangeSignal = (wake) => {
+      const local = this.plants.changes(wake);
+      const stop = listenPostgres(this.options, 'plant_events', wake, logger);
+      this.stopListening.add(stop);
+      return () => {
+        local();
+        this.stopListening.delete(stop);
+        void stop();
+      };
+    };
+    this.feed = new PlantFeed(this.plants, changes, config.events, logger, hooks.feedObserver);
     const dispatcher = this.dispatcher;
     this.webhooks = dispatcher && {
       start: () => {
@@ -111,6 +128,7 @@ export class PostgresStore implements Store {
   readonly close = async (): Promise<void> => {
     this.closed = true;
     clearTimeout(this.retry);
+    await Promise.all([...this.stopListening].map((stop) => stop()));
     await this.pool.end();
   };
 

@@ -6,6 +6,7 @@ import { openDatabase, type Db } from '../db/database';
 import { isMigrated, loadMigrations, migrate, type Migration } from '../db/migrate';
 import { refuseLostStore, SqliteHealth } from '../db/sqlite-health';
 import type { Logger } from '../logger';
+import { PlantFeed } from '../plants/plant.feed';
 import { SqlitePlantRepository } from '../plants/plant.repository.sqlite';
 import type { Store, StoreConfig, StoreHooks } from './store';
 
@@ -17,10 +18,10 @@ import type { Store, StoreConfig, StoreHooks } from './store';
 export function sqliteParts(
   db: Db,
   migrations: readonly Migration[],
-  config: Pick<StoreConfig, 'databaseBusyTimeoutMs' | 'webhooks'>,
+  config: Pick<StoreConfig, 'databaseBusyTimeoutMs' | 'webhooks' | 'events'>,
   logger: Logger,
   hooks: StoreHooks = {},
-): Pick<Store, 'plants' | 'readiness' | 'webhooks'> {
+): Pick<Store, 'plants' | 'feed' | 'readiness' | 'webhooks'> {
   const health = new SqliteHealth(db, logger, config.databaseBusyTimeoutMs);
   /* eslint-disable @typescript-eslint/no-require-imports */
   const webhooks =
@@ -35,8 +36,10 @@ export function sqliteParts(
           },
         );
   /* eslint-enable @typescript-eslint/no-require-imports */
+  const plants = new SqlitePlantRepository(db, logger, health, hooks.observer, webhooks?.outbox);
   return {
-    plants: new SqlitePlantRepository(db, logger, health, hooks.observer, webhooks?.outbox),
+    plants,
+    feed: new PlantFeed(plants, plants.changes, config.events, logger, hooks.feedObserver),
     readiness: () =>
       Promise.resolve().then(() => {
         const migrated = isMigrated(db, migrations);

@@ -1,5 +1,6 @@
 import type { Config } from '../config';
 import type { Readiness } from '../lifecycle';
+import type { FeedObserver, PlantFeed } from '../plants/plant.feed';
 import type { PlantRepository } from '../plants/plant.repository';
 import type { StoreObserver } from '../plants/store-observer';
 import type { Dispatching, WebhookObserver } from '../webhooks';
@@ -7,11 +8,11 @@ import type { Dispatching, WebhookObserver } from '../webhooks';
 /** The variables the store reads: where the database is, how long to wait on it, and the webhook subscribers. */
 export type StoreConfig = Pick<
   Config,
-  'database' | 'databaseBusyTimeoutMs' | 'databasePoolSize' | 'databaseStatementTimeoutMs' | 'databaseConnectTimeoutMs' | 'webhooks'
+  'database' | 'databaseBusyTimeoutMs' | 'databasePoolSize' | 'databaseStatementTimeoutMs' | 'databaseConnectTimeoutMs' | 'webhooks' | 'events'
 >;
 
 /** Instruments the store reports to; absent when metrics are off. */
-export type StoreHooks = { observer?: StoreObserver; webhookObserver?: WebhookObserver };
+export type StoreHooks = { observer?: StoreObserver; webhookObserver?: WebhookObserver; feedObserver?: FeedObserver };
 
 /**
  * What the service holds of the store, whatever the dialect: the repository and readiness check createApp needs,
@@ -20,6 +21,8 @@ export type StoreHooks = { observer?: StoreObserver; webhookObserver?: WebhookOb
  */
 export type Store = {
   plants: PlantRepository;
+  /** The change feed over this store's events: started with the background work, stopped first in the drain. */
+  feed: PlantFeed;
   readiness: Readiness;
   /** The new-plant webhook's dispatcher over this store's outbox; absent when no subscriber is configured. */
   webhooks?: Dispatching;

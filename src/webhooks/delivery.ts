@@ -86,7 +86,7 @@ export function deliver(subscriber: Subscriber, keys: readonly Buffer[], event: 
     },
   };
   try {
-    const headers = signedHeaders(keys, event.eventId, Math.floor(at / 1000), event.payload);
+    const headers = signedHeaders(keys, event.eventId, Math.floor(at / 1000), event.payload, event.type);
     // The create's trace, continued: a new span id per attempt, as each attempt is a call of its own.
     if (event.trace !== undefined) headers.traceparent = childTraceparent(event.trace);
     subscriber.pool.dispatch({ method: 'POST', path: subscriber.path, headers, body: event.payload }, handler);

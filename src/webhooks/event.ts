@@ -1,5 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { TraceContext } from '../tracing';
+import { plantJson } from '../plants/plant.json';
+import type { StoredPlant } from '../plants/plant.repository';
 import type { NewPlant } from '../plants/plant.schemas';
 
 /**
@@ -9,6 +11,16 @@ import type { NewPlant } from '../plants/plant.schemas';
 export function newPlantPayload(plant: NewPlant): string {
   const tag = plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`;
   return `{"id":${plant.id.toString()},"name":${JSON.stringify(plant.name)}${tag}}`;
+}
+
+/**
+ * The body of a plant.updated or plant.deleted delivery: the Standard Webhooks envelope, so the type is signed
+ * with the body; `data` is the plant as GET /plants/{id} answers it after the edit, `{id}` alone for a delete.
+ * (plant.created keeps the contract's body, the NewPlant itself.)
+ */
+export function changePayload(kind: 'updated' | 'deleted', plant: StoredPlant): string {
+  const data = kind === 'deleted' ? `{"id":${plant.id.toString()}}` : plantJson(plant);
+  return `{"type":"plant.${kind}","data":${data}}`;
 }
 
 /** One id per event, the same on every retry: the receiver's dedup key (Standard Webhooks `webhook-id`). */
@@ -21,10 +33,11 @@ export const decodeSecret = (secret: string): Buffer => Buffer.from(secret.slice
  * Standard Webhooks headers for one attempt: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`, once per key,
  * space-separated; a receiver accepts the delivery when any one of them verifies with its secret.
  */
-export function signedHeaders(keys: readonly Buffer[], eventId: string, timestampSeconds: number, body: string): Record<string, string> {
+export function signedHeaders(keys: readonly Buffer[], eventId: string, timestampSeconds: number, body: string, type = 'plant.created'): Record<string, string> {
   const content = `${eventId}.${timestampSeconds}.${body}`;
   return {
     'content-type': 'application/json',
+    'webhook-event-type': type,
     'webhook-id': eventId,
     'webhook-timestamp': String(timestampSeconds),
     'webhook-signature': keys.map((key) => `v1,${createHmac('sha256', key).update(content).digest('base64')}`).join(' '),

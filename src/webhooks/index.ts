@@ -30,7 +30,7 @@ export function createSqliteWebhooks(
   connections: { db: Db; writer: Db },
   options: { logger: Logger; observer?: WebhookObserver },
 ): SqliteWebhooks {
-  const outbox = new SqliteOutbox(connections.db, connections.writer, urlsOf(config));
+  const outbox = new SqliteOutbox(connections.db, connections.writer, urlsOf(config), new Set(config.events));
   const dispatcher = new WebhookDispatcher({ store: outbox, config, logger: options.logger, observer: options.observer });
   outbox.onRecorded = dispatcher.wake;
   return {
@@ -50,7 +50,7 @@ export function createPostgresWebhooks(
   options: { logger: Logger; pollMs?: number; observer?: WebhookObserver },
 ): PostgresWebhooks {
   // Longer than any attempt can take, so a lease runs out only when its replica is gone.
-  const outbox = new PostgresOutbox(pool, urlsOf(config), 2 * config.timeoutMs + 30_000);
+  const outbox = new PostgresOutbox(pool, urlsOf(config), 2 * config.timeoutMs + 30_000, config.events);
   const dispatcher = new WebhookDispatcher({ store: outbox, config, logger: options.logger, pollMs: options.pollMs, observer: options.observer });
   return {
     outbox: { statement: APPLY_WITH_EVENTS, params: (batch) => outbox.eventParams(batch), wake: dispatcher.wake },

@@ -1,26 +1,34 @@
 import type { Pool } from 'pg';
-import type { BatchCreate } from '../plants/plant.outbox';
+import type { BatchOperation } from '../plants/plant.outbox';
 import { newEventId, newPlantPayload, traceColumn, traceOfColumn } from './event';
 import type { Backlog, OutboxEvent, OutboxStore, Settlement } from './outbox';
 
 /**
- * The plant group commit with its events, in one statement and so one transaction and one round trip: $1 to $4
- * are plants_apply's arrays, $5 to $9 what eventParams gives. The events CTE inserts one row per subscriber for
- * each operation plants_apply answers `created` (never an identical retry, a conflict or a delete), so a plant
- * and its events commit or roll back together. `applied` is MATERIALIZED (it is read twice anyway): plants_apply
- * runs exactly once. Event ids are made in the process, `cardinality($5)` per operation, used only where created.
+ * The plant group commit with its events, in one statement and so one transaction and one round trip: $1 to $7
+ * are plants_change's parameters, $8 to $13 what eventParams gives. The events CTE inserts one row per subscriber
+ * for each operation plants_change answers `created`, `updated` or `deleted` whose type WEBHOOK_EVENTS names ($13),
+ * never for an identical retry, a conflict, a stale or missing edit; so a change and its events commit or roll
+ * back together. A create's body is made in the process ($9); an edit's and a delete's here, from what the
+ * function stored (the same text changePayload writes). `applied` is MATERIALIZED: plants_change runs exactly
+ * once. Event ids are made in the process, `cardinality($8)` per operation, used only where an event is written.
  */
 export const APPLY_WITH_EVENTS = `WITH applied AS MATERIALIZED (
-  SELECT idx, created, deleted, stored_name, stored_tag FROM plants_apply($1, $2, $3, $4)
+  SELECT idx, outcome, stored_name, stored_tag, stored_version FROM plants_change($1, $2, $3, $4, $5, $6, $7)
 ), events AS (
-  INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, trace_context, next_attempt_at, created_at, updated_at)
-  SELECT ($7::text[])[(a.idx - 1) * cardinality($5::text[]) + s.n], s.subscriber, ($2::bigint[])[a.idx],
-         ($6::text[])[a.idx], ($8::text[])[a.idx], $9::bigint, $9::bigint, $9::bigint
-  FROM applied a CROSS JOIN unnest($5::text[]) WITH ORDINALITY AS s(subscriber, n)
-  WHERE a.created
+  INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, event_type, trace_context, next_attempt_at, created_at, updated_at)
+  SELECT ($10::text[])[(a.idx - 1) * cardinality($8::text[]) + s.n], s.subscriber, ($2::bigint[])[a.idx],
+         CASE a.outcome
+           WHEN 'created' THEN ($9::text[])[a.idx]
+           WHEN 'updated' THEN '{"type":"plant.updated","data":{"id":' || ($2::bigint[])[a.idx] || ',"name":' || to_json(a.stored_name)::text
+             || coalesce(',"tag":' || to_json(a.stored_tag)::text, '') || '}}'
+           ELSE '{"type":"plant.deleted","data":{"id":' || ($2::bigint[])[a.idx] || '}}'
+         END,
+         'plant.' || a.outcome, ($11::text[])[a.idx], $12::bigint, $12::bigint, $12::bigint
+  FROM applied a CROSS JOIN unnest($8::text[]) WITH ORDINALITY AS s(subscriber, n)
+  WHERE a.outcome IN ('created', 'updated', 'deleted') AND 'plant.' || a.outcome = ANY ($13::text[])
   ORDER BY a.idx, s.n
 )
-SELECT idx, created, deleted, stored_name, stored_tag FROM applied`;
+SELECT idx, outcome, stored_name, stored_tag, stored_version FROM applied`;
 
 /**
  * The PostgreSQL outbox, shared by every replica. Events are written by APPLY_WITH_EVENTS, in the plants'
@@ -33,31 +41,43 @@ export class PostgresOutbox implements OutboxStore {
     private readonly pool: Pool,
     private readonly subscribers: readonly string[],
     private readonly leaseMs: number,
+    /** WEBHOOK_EVENTS: the types written. */
+    private readonly types: readonly string[] = ['plant.created'],
   ) {}
 
-  /** $5 to $9 of APPLY_WITH_EVENTS for a batch (in the order given to plants_apply). */
-  eventParams(batch: readonly BatchCreate[]): unknown[] {
+  /** $8 to $13 of APPLY_WITH_EVENTS for a batch (in the order given to plants_change). */
+  eventParams(batch: readonly BatchOperation[]): unknown[] {
     const eventIds: string[] = [];
     const payloads: (string | null)[] = [];
     const contexts: (string | null)[] = [];
     for (const operation of batch) {
-      payloads.push(operation === undefined ? null : newPlantPayload(operation.plant));
-      contexts.push(operation === undefined ? null : traceColumn(operation.trace));
-      for (let i = 0; i < this.subscribers.length; i += 1) eventIds.push(operation === undefined ? '' : newEventId());
+      const created = operation.kind === 'created' ? operation : undefined;
+      const wanted = this.types.includes(`plant.${operation.kind}`);
+      payloads.push(created === undefined ? null : newPlantPayload(created.plant));
+      contexts.push(created === undefined ? null : traceColumn(created.trace));
+      for (let i = 0; i < this.subscribers.length; i += 1) eventIds.push(wanted ? newEventId() : '');
     }
-    return [this.subscribers, payloads, eventIds, contexts, Date.now()];
+    return [this.subscribers, payloads, eventIds, contexts, Date.now(), this.types];
   }
 
   /** Every claim looks at all due events: claimed ones are leased on disk, so there is nothing to read past. */
   async claim(subscriber: string, limit: number, now: number): Promise<OutboxEvent[]> {
-    const { rows } = await this.pool.query<{ seq: string; event_id: string; payload: string; attempts: number; created_at: string; trace_context: string | null }>(
+    const { rows } = await this.pool.query<{
+      seq: string;
+      event_id: string;
+      payload: string;
+      event_type: string;
+      attempts: number;
+      created_at: string;
+      trace_context: string | null;
+    }>(
       `UPDATE webhook_outbox SET next_attempt_at = $3
        WHERE seq IN (
          SELECT seq FROM webhook_outbox
          WHERE subscriber = $1 AND status = 'pending' AND next_attempt_at <= $2
          ORDER BY next_attempt_at, seq LIMIT $4
          FOR UPDATE SKIP LOCKED)
-       RETURNING seq, event_id, payload, attempts, created_at, trace_context`,
+       RETURNING seq, event_id, payload, event_type, attempts, created_at, trace_context`,
       [subscriber, now, now + this.leaseMs, limit],
     );
     return rows.map((row) => ({
@@ -65,6 +85,7 @@ export class PostgresOutbox implements OutboxStore {
       eventId: row.event_id,
       subscriber,
       payload: row.payload,
+      type: row.event_type,
       attempts: row.attempts,
       createdAt: Number(row.created_at),
       trace: traceOfColumn(row.trace_context),

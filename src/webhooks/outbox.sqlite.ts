@@ -2,21 +2,23 @@ import type { Db } from '../db/database';
 import { AppError } from '../errors';
 import type { TraceContext } from '../tracing';
 import type { PlantOutbox } from '../plants/plant.outbox';
+import type { StoredPlant } from '../plants/plant.repository';
 import type { NewPlant } from '../plants/plant.schemas';
-import { newEventId, newPlantPayload, traceColumn, traceOfColumn } from './event';
+import { changePayload, newEventId, newPlantPayload, traceColumn, traceOfColumn } from './event';
 import type { Backlog, OutboxEvent, OutboxStore, Settlement } from './outbox';
 
 type Row = {
   seq: number;
   event_id: string;
   payload: string;
+  event_type: string;
   attempts: number;
   created_at: number;
   next_attempt_at: number;
   trace_context: string | null;
 };
 type Key = { at: number; seq: number };
-const COLUMNS = 'seq, event_id, payload, attempts, created_at, next_attempt_at, trace_context';
+const COLUMNS = 'seq, event_id, payload, event_type, attempts, created_at, next_attempt_at, trace_context';
 // Before every event: times are Unix ms and seq starts at 1.
 const START: Key = { at: -1, seq: 0 };
 
@@ -50,11 +52,13 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
     db: Db,
     private readonly writer: Db,
     private readonly subscribers: readonly string[],
+    /** WEBHOOK_EVENTS: the types written; others are not stored at all. */
+    private readonly types: ReadonlySet<string> = new Set(['plant.created']),
   ) {
     this.writer.pragma('synchronous = NORMAL');
-    this.insert = db.prepare<[string, string, bigint, string, number, number, number, string | null]>(
-      `INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, next_attempt_at, created_at, updated_at, trace_context)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    this.insert = db.prepare<[string, string, bigint, string, string, number, number, number, string | null]>(
+      `INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, event_type, next_attempt_at, created_at, updated_at, trace_context)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     // Due events in (next_attempt_at, seq) order, after a cursor: START for all of them.
     this.due = db
@@ -97,11 +101,20 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
   }
 
   recordCreated(plant: NewPlant, trace?: TraceContext): void {
+    if (this.types.has('plant.created')) this.write('plant.created', plant.id, () => newPlantPayload(plant), trace);
+  }
+
+  recordChanged(kind: 'updated' | 'deleted', plant: StoredPlant, trace?: TraceContext): void {
+    const type = `plant.${kind}`;
+    if (this.types.has(type)) this.write(type, plant.id, () => changePayload(kind, plant), trace);
+  }
+
+  private write(type: string, plantId: bigint, payloadOf: () => string, trace: TraceContext | undefined): void {
     try {
-      const payload = newPlantPayload(plant);
+      const payload = payloadOf();
       const now = Date.now();
       const context = traceColumn(trace);
-      for (const subscriber of this.subscribers) this.insert.run(newEventId(), subscriber, plant.id, payload, now, now, now, context);
+      for (const subscriber of this.subscribers) this.insert.run(newEventId(), subscriber, plantId, payload, type, now, now, now, context);
     } catch (error) {
       // Thrown as a store fault, the whole batch rolls back: a plant is never committed without its events.
       throw new AppError('store_unavailable', undefined, { cause: error });
@@ -127,7 +140,7 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
       if (held.has(seq)) continue;
       held.add(seq);
       const trace = traceOfColumn(row.trace_context);
-      events.push({ seq, eventId: row.event_id, subscriber, payload: row.payload, attempts: row.attempts, createdAt: row.created_at, trace });
+      events.push({ seq, eventId: row.event_id, subscriber, payload: row.payload, type: row.event_type, attempts: row.attempts, createdAt: row.created_at, trace });
       if (events.length === limit) break;
     }
     if (last !== undefined) this.cursors.set(subscriber, last);

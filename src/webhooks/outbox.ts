@@ -1,17 +1,12 @@
 import type { TraceContext } from '../tracing';
-import type { NewPlant } from '../plants/plant.schemas';
-
-/**
- * What a plant store calls inside its create transaction: one event per subscriber, committed with the plant.
- * `trace` is the create request's W3C trace, continued in each delivery's traceparent.
- */
-export type PlantOutbox = { recordCreated(plant: NewPlant, trace?: TraceContext): void };
 
 export type OutboxEvent = {
   seq: string;
   eventId: string;
   subscriber: string;
   payload: string;
+  /** plant.created, plant.updated or plant.deleted: the delivery's webhook-event-type. */
+  type: string;
   attempts: number;
   /** Unix ms when the event was written, in the plant's transaction: where the delivery lag starts. */
   createdAt: number;

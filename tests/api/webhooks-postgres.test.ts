@@ -90,7 +90,10 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
         [parsed.id],
         [parsed.name],
         [parsed.tag ?? null],
-        ...target.webhooks.outbox.params([{ plant: parsed }]),
+        [false],
+        [null],
+        Date.now(),
+        ...target.webhooks.outbox.params([{ kind: 'created', plant: parsed }]),
       ]);
       await client.query('ROLLBACK');
     } finally {

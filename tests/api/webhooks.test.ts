@@ -5,6 +5,7 @@ import { aNewPlant, uniqueId } from '../helpers/plants';
 import { perTest } from '../helpers/fixtures';
 import { defaultStore, dropTable, postPlant, storedEvents, storedPlant } from '../helpers/test-app';
 import { sleep } from '../helpers/common';
+import { eventTypeOf } from '../helpers/webhook-receiver';
 
 const { receiver, appWith, app: appOf } = perTest();
 
@@ -201,6 +202,7 @@ describe('the webhook in the OpenAPI document', () => {
     const validateBody = ajv.getSchema('openapi.json#/components/schemas/NewPlant');
     expect(validateBody?.(JSON.parse(delivery?.body ?? ''))).toBe(true);
     const headers = {
+      'webhook-event-type': eventTypeOf(delivery),
       'webhook-id': delivery?.id,
       'webhook-timestamp': delivery?.timestamp,
       'webhook-signature': delivery?.signature,
@@ -210,6 +212,7 @@ describe('the webhook in the OpenAPI document', () => {
       expect({ header: parameter.name, valid: ajv.validate(parameter.schema, headers[parameter.name]) }).toEqual({ header: parameter.name, valid: true });
     }
     expect((operation.parameters as { name: string; required: boolean }[]).map((parameter) => [parameter.name, parameter.required])).toEqual([
+      ['webhook-event-type', true],
       ['webhook-id', true],
       ['webhook-timestamp', true],
       ['webhook-signature', true],

@@ -17,6 +17,10 @@ export type Delivery = {
   receivedAt: number;
 };
 
+const eventTypes = new WeakMap<Delivery, string | undefined>();
+/** The delivery's webhook-event-type header (kept beside the Delivery, so existing whole-object assertions hold). */
+export const eventTypeOf = (delivery: Delivery | undefined): string | undefined => (delivery === undefined ? undefined : eventTypes.get(delivery));
+
 /**
  * A status, a status with headers, 'hang' (never answer), 'reset' (close the connection without an answer) or
  * 'endless' (200, then a body of a byte every 100 ms that never ends).
@@ -67,6 +71,7 @@ export async function startReceiver(
         verified,
         receivedAt: Date.now(),
       };
+      eventTypes.set(delivery, typeof req.headers['webhook-event-type'] === 'string' ? req.headers['webhook-event-type'] : undefined);
       deliveries.push(delivery);
       for (const wake of waiters) wake();
       void Promise.resolve(options.answer?.(delivery, deliveries.length - 1) ?? 200).then((answer) => {

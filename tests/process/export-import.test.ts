@@ -32,6 +32,8 @@ describe('plant-store export and import (SQLite)', () => {
       '002-plants-by-tag.sql',
       '003-webhook-outbox.sql',
       '004-webhook-trace.sql',
+      '005-plant-events.sql',
+      '006-webhook-event-type.sql',
     ]);
     db.close();
   });

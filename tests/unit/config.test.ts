@@ -43,6 +43,7 @@ describe('loadConfig', () => {
       webhooks: undefined,
       maxConnections: 1000,
       backup: undefined,
+      events: { retentionMs: 86_400_000, heartbeatMs: 15_000, maxStreams: 1000, bufferEvents: 1000 },
     });
     expect(Object.isFrozen(config)).toBe(true);
   });

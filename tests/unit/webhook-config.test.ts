@@ -23,6 +23,7 @@ describe('loadConfig: webhooks', () => {
       retryScheduleMs: [5000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
       retentionHours: 72,
       connections: 64,
+      events: ['plant.created'],
     });
   });
 
@@ -103,5 +104,23 @@ describe('loadConfig: webhooks', () => {
   it('when the retry schedule is malformed, then it refuses and names WEBHOOK_RETRY_SCHEDULE', () => {
     expect(errorOf({ WEBHOOK_RETRY_SCHEDULE: '5s,soon' })).toContain('WEBHOOK_RETRY_SCHEDULE');
     expect(errorOf({ WEBHOOK_RETRY_SCHEDULE: '0s' })).toContain('WEBHOOK_RETRY_SCHEDULE');
+  });
+});
+
+describe('loadConfig: WEBHOOK_EVENTS', () => {
+  const base = { AUTH_TOKENS: 'x'.repeat(32), WEBHOOK_URLS: 'http://127.0.0.1:9/hook', WEBHOOK_SECRET: `whsec_${Buffer.from('s'.repeat(32)).toString('base64')}` };
+
+  it('when the three types are listed, then each is sent, once', () => {
+    expect(loadConfig({ ...base, WEBHOOK_EVENTS: 'plant.updated, plant.created,plant.deleted,plant.updated' }).webhooks?.events).toEqual([
+      'plant.updated',
+      'plant.created',
+      'plant.deleted',
+    ]);
+  });
+
+  it('when an unknown type is listed, then the start fails naming the variable and the types', () => {
+    expect(() => loadConfig({ ...base, WEBHOOK_EVENTS: 'plant.created,plant.renamed' })).toThrow(
+      'WEBHOOK_EVENTS: "plant.renamed" is not a type; use plant.created, plant.updated, plant.deleted',
+    );
   });
 });

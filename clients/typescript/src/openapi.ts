@@ -40,6 +40,27 @@ export interface paths {
         delete: operations["deletePlant"];
         options?: never;
         head?: never;
+        /** Change a plant's name or tag with a JSON Merge Patch; If-Match makes it conditional. */
+        patch: operations["updatePlant"];
+        trace?: never;
+    };
+    "/plants/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The change feed: every create, edit and delete as server-sent events, resumable.
+         * @description text/event-stream (WHATWG server-sent events). Each change is one event: `event: plant.created`, `plant.updated` or `plant.deleted`; `id:` its position (an integer that only grows; the plant's ETag after the change is `"<position>"`); `data:` the plant `{"id","name","tag"?}` with the id as an exact JSON integer, only `{"id"}` for a delete. A comment line (`:`) comes every EVENTS_HEARTBEAT (15 s). `event: reset` (data `{"reason":"expired"}` or `{"reason":"unknown_position"}`) comes first when the position asked for was pruned (older than EVENTS_RETENTION) or was never written, or Last-Event-ID is not a position; reload, then keep reading. `event: resume` (data `{"reason":"too_slow"}`) is the last event of a stream whose reader fell behind; reconnect with Last-Event-ID. At shutdown the stream just ends: reconnect the same way. Browsers' EventSource cannot send Authorization: read it with fetch.
+         */
+        get: operations["plantChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -116,6 +137,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "plant.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A plant was edited (PATCH); only when WEBHOOK_EVENTS names plant.updated.
+         * @description Sent once per applied edit (never for a 412 or a 404), from the change's own transaction, at least once and not in order; deduplicate on webhook-id. The body is a Standard Webhooks envelope, so the signature covers the type.
+         */
+        post: operations["plantUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "plant.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A plant was deleted; only when WEBHOOK_EVENTS names plant.deleted.
+         * @description Sent once per applied delete (never for a 412 or a 404), from the change's own transaction, at least once and not in order; deduplicate on webhook-id. The body is a Standard Webhooks envelope, so the signature covers the type.
+         */
+        post: operations["plantDeletedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -130,6 +191,18 @@ export interface components {
             name: string;
             /** @description optional; when present 1 to 100 Unicode code points under the same rules as name */
             tag?: string;
+        };
+        /** @description A JSON Merge Patch (RFC 7396): members left out keep their value. Unknown members are ignored. */
+        PlantPatch: {
+            /**
+             * Format: int64
+             * @description optional; when present it must be the path's id
+             */
+            id?: bigint;
+            /** @description when present, the new name: the rules of NewPlant.name */
+            name?: string;
+            /** @description when present, the new tag under the rules of NewPlant.tag; null removes the tag */
+            tag?: string | null;
         };
         Plant: {
             name: string;
@@ -160,7 +233,7 @@ export interface components {
              * @description The kind of problem; the same problem always gets the same code.
              * @enum {string}
              */
-            code: "required" | "type" | "repeated" | "out_of_range" | "too_short" | "too_long" | "blank" | "invalid_characters";
+            code: "required" | "type" | "repeated" | "out_of_range" | "too_short" | "too_long" | "blank" | "invalid_characters" | "mismatch";
             /** @description What to fix, for a person, without the field name; may be reworded. */
             message: string;
         };
@@ -353,6 +426,8 @@ export interface operations {
                 headers: {
                     /** @description The request id: the client's well-formed X-Request-Id, else one generated. */
                     "X-Request-Id"?: string;
+                    /** @description The plant's version as a strong entity tag ("42"): the position of its last change in the change feed. Send it in If-Match to change only that version. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -493,7 +568,10 @@ export interface operations {
     showPlantById: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Answer 304 without a body when the plant's current ETag is among these (weak comparison) or `*`. */
+                "If-None-Match"?: string;
+            };
             path: {
                 /** @description The plant's id: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros). */
                 id: bigint;
@@ -509,11 +587,24 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description no-store: plants change; no cache may keep them. */
                     "Cache-Control"?: "no-store";
+                    /** @description The plant's version as a strong entity tag ("42"): the position of its last change in the change feed. Send it in If-Match to change only that version. */
+                    ETag?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["StoredPlant"];
                 };
+            };
+            /** @description The plant is unchanged since the ETag sent in If-None-Match. */
+            304: {
+                headers: {
+                    /** @description The request id: the client's well-formed X-Request-Id, else one generated. */
+                    "X-Request-Id"?: string;
+                    /** @description The plant's version as a strong entity tag ("42"): the position of its last change in the change feed. Send it in If-Match to change only that version. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description 40008: The request is not valid HTTP/1.1. | 40012: A path or query parameter breaks its rule. */
             400: {
@@ -649,7 +740,10 @@ export interface operations {
     deletePlant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Apply only if the plant's current ETag is one of these (strong comparison; `*` or absent: no condition). Otherwise 412 41201 and nothing changes. */
+                "If-Match"?: string;
+            };
             path: {
                 /** @description The plant's id: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros). */
                 id: bigint;
@@ -744,6 +838,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description 41201: The plant has changed since the ETag sent in If-Match; nothing was changed. GET it again and retry with its new ETag. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 41201;
+                    };
+                };
+            };
             /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. */
             429: {
                 headers: {
@@ -793,6 +899,333 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
                         error?: 50301 | 50302 | 50303 | 50310;
+                    };
+                };
+            };
+        };
+    };
+    updatePlant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Apply only if the plant's current ETag is one of these (strong comparison; `*` or absent: no condition). Otherwise 412 41201 and nothing changes. */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The plant's id: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros). */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/merge-patch+json": components["schemas"]["PlantPatch"];
+                "application/json": components["schemas"]["PlantPatch"];
+            };
+        };
+        responses: {
+            /** @description The plant as stored after the change, committed and fsynced, with its new ETag. Every applied PATCH is a new version and a plant.updated event. */
+            200: {
+                headers: {
+                    /** @description The request id: the client's well-formed X-Request-Id, else one generated. */
+                    "X-Request-Id"?: string;
+                    /** @description no-store: plants change; no cache may keep them. */
+                    "Cache-Control"?: "no-store";
+                    /** @description The plant's version as a strong entity tag ("42"): the position of its last change in the change feed. Send it in If-Match to change only that version. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoredPlant"];
+                };
+            };
+            /** @description 40001: The body is not valid JSON. | 40002: The body must be a JSON object. | 40003: Content-Type must be application/json. | 40004: The body must be encoded as UTF-8. | 40005: The body is larger than the service accepts. | 40006: A field breaks its rule. | 40008: The request is not valid HTTP/1.1. | 40009: The body nests arrays and objects deeper than 32 levels. | 40012: A path or query parameter breaks its rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40008 | 40009 | 40012;
+                    };
+                };
+            };
+            /** @description 40101: Send Authorization: Bearer \<token\>. | 40102: The bearer token is not valid. | 40103: The access token has expired; get a new one from the identity provider. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plants", with error="invalid_token" when a token was presented (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40101 | 40102 | 40103;
+                    };
+                };
+            };
+            /** @description 40301: The token lacks the scope this request needs. */
+            403: {
+                headers: {
+                    /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:write": the scope this operation needs (RFC 6750 §3.1). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40301;
+                    };
+                };
+            };
+            /** @description 40401: There is nothing at this path. | 40402: No plant has this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40401 | 40402;
+                    };
+                };
+            };
+            /** @description 40501: This method is not allowed on this path. */
+            405: {
+                headers: {
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40501;
+                    };
+                };
+            };
+            /** @description 40801: The request did not arrive in time; send it again, faster. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40801;
+                    };
+                };
+            };
+            /** @description 41201: The plant has changed since the ETag sent in If-Match; nothing was changed. GET it again and retry with its new ETag. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 41201;
+                    };
+                };
+            };
+            /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 42901;
+                    };
+                };
+            };
+            /** @description 43101: The request line and headers are larger than the service accepts. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 43101;
+                    };
+                };
+            };
+            /** @description 50001: Something went wrong on our side; the request was not applied. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 50001;
+                    };
+                };
+            };
+            /** @description 50301: The store cannot take writes now; nothing was written. Retry later. | 50302: The service is shutting down; retry on another instance or later. | 50303: The service is over capacity; retry after the number of seconds in Retry-After. | 50310: The identity provider's signing keys cannot be fetched now, so no access token can be checked; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 50301 | 50302 | 50303 | 50310;
+                    };
+                };
+            };
+        };
+    };
+    plantChanges: {
+        parameters: {
+            query?: {
+                /** @description Only changes after this position (the `id:` of the last event received), for clients that cannot send Last-Event-ID; Last-Event-ID wins when both are sent. */
+                after?: bigint;
+                /** @description Only changes of plants with this tag, and edits that take a plant out of it. */
+                tag?: string;
+            };
+            header?: {
+                /** @description The id of the last event received: the stream resumes after it. Wins over `after`. One that is not a position gives a reset. */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream, open until the client leaves, the service shuts down, or the reader falls behind (a last `resume` event). */
+            200: {
+                headers: {
+                    /** @description The request id: the client's well-formed X-Request-Id, else one generated. */
+                    "X-Request-Id"?: string;
+                    /** @description no-store: plants change; no cache may keep them. */
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description 40008: The request is not valid HTTP/1.1. | 40012: A path or query parameter breaks its rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40008 | 40012;
+                    };
+                };
+            };
+            /** @description 40101: Send Authorization: Bearer \<token\>. | 40102: The bearer token is not valid. | 40103: The access token has expired; get a new one from the identity provider. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plants", with error="invalid_token" when a token was presented (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40101 | 40102 | 40103;
+                    };
+                };
+            };
+            /** @description 40301: The token lacks the scope this request needs. */
+            403: {
+                headers: {
+                    /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:read": the scope this operation needs (RFC 6750 §3.1). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40301;
+                    };
+                };
+            };
+            /** @description 40501: This method is not allowed on this path. */
+            405: {
+                headers: {
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40501;
+                    };
+                };
+            };
+            /** @description 40801: The request did not arrive in time; send it again, faster. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40801;
+                    };
+                };
+            };
+            /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 42901;
+                    };
+                };
+            };
+            /** @description 43101: The request line and headers are larger than the service accepts. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 43101;
+                    };
+                };
+            };
+            /** @description 50001: Something went wrong on our side; the request was not applied. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 50001;
+                    };
+                };
+            };
+            /** @description 50301: The store cannot take writes now; nothing was written. Retry later. | 50302: The service is shutting down; retry on another instance or later. | 50303: The service is over capacity; retry after the number of seconds in Retry-After. | 50310: The identity provider's signing keys cannot be fetched now, so no access token can be checked; retry later. | 50320: This instance has as many change streams open as it allows; retry after the number of seconds in Retry-After. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 50301 | 50302 | 50303 | 50310 | 50320;
                     };
                 };
             };
@@ -954,6 +1387,8 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
+                /** @description The type of the change: `plant.created`. */
+                "webhook-event-type": "plant.created";
                 /** @description The event id; the same on every retry of this event. */
                 "webhook-id": string;
                 /** @description Unix seconds when this attempt was sent. */
@@ -970,6 +1405,85 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["NewPlant"];
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx within WEBHOOK_TIMEOUT_MS counts as delivered; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    plantUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id; the same on every retry of this event. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent. */
+                "webhook-timestamp": number;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's decoded bytes. */
+                "webhook-signature": string;
+                /** @description W3C Trace Context: sent only when the create came with a valid traceparent; the same trace id, a new span id per attempt. */
+                traceparent?: string;
+                /** @description The type of the change: `plant.updated`. */
+                "webhook-event-type": "plant.updated";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The type and the plant as stored after the edit; the id exact, also past 2^53. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "plant.updated";
+                    data: components["schemas"]["StoredPlant"];
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any 2xx within WEBHOOK_TIMEOUT_MS counts as delivered; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    plantDeletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id; the same on every retry of this event. */
+                "webhook-id": string;
+                /** @description Unix seconds when this attempt was sent. */
+                "webhook-timestamp": number;
+                /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's decoded bytes. */
+                "webhook-signature": string;
+                /** @description W3C Trace Context: sent only when the create came with a valid traceparent; the same trace id, a new span id per attempt. */
+                traceparent?: string;
+                /** @description The type of the change: `plant.deleted`. */
+                "webhook-event-type": "plant.deleted";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The type and the id of the deleted plant. */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "plant.deleted";
+                    data: {
+                        /** Format: int64 */
+                        id: bigint;
+                    };
+                };
             };
         };
         responses: {

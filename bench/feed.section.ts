@@ -1,0 +1,183 @@
+// Edits and the change feed (BENCH_ONLY=feed): PATCH against create in the same run; creates with 1,000 open
+// streams that receive nothing (filtered by a tag no plant has) against none; delivery latency to 100 streams
+// that receive every change at half the create rate; the service's peak RSS with 1,000 streams open.
+import http from 'node:http';
+import type autocannon from 'autocannon';
+import Database from 'better-sqlite3';
+import {
+  alternate,
+  f1,
+  failures,
+  freshStore,
+  load,
+  measure,
+  measureRunning,
+  median,
+  row,
+  SECONDS,
+  start,
+  TABLE_HEAD,
+  TOKEN,
+  type SectionResult,
+  throughputRatio,
+} from './lib';
+
+const SEEDED = 100_000;
+// Streams hold a connection each: room for them and the load generator's 50.
+const STREAM_ENV = { MAX_CONNECTIONS: '3000', EVENTS_MAX_STREAMS: '2000' };
+
+let template: string | undefined;
+
+/** A store of SEEDED plants (ids 1..SEEDED) for PATCH to edit, made once: the service migrates it, we fill it. */
+async function storeToEdit(): Promise<string> {
+  if (template !== undefined) return template;
+  const url = freshStore('feed-template');
+  const server = await start('service', url);
+  await server.stop();
+  const file = url.slice('file:'.length);
+  const db = new Database(file);
+  const insert = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?)');
+  db.transaction(() => {
+    for (let id = 1; id <= SEEDED; id += 1) insert.run(id, `Seeded plant ${id}`, 'seeded');
+  })();
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+  template = file;
+  return file;
+}
+
+let edits = 0;
+const patchRequests: autocannon.Request[] = [
+  {
+    method: 'PATCH',
+    path: '/plants/1',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/merge-patch+json' },
+    setupRequest: (request) => {
+      edits += 1;
+      const id = 1 + (edits % SEEDED);
+      return { ...request, path: `/plants/${id}`, body: `{"name":"Edited ${edits}"}` };
+    },
+  },
+];
+
+let stamped = 20_000_000_000;
+/** Creates whose name carries the time they were sent, for the stream readers to measure delivery. */
+const stampedCreates: autocannon.Request[] = [
+  {
+    method: 'POST',
+    path: '/plants',
+    headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+    setupRequest: (request) => {
+      stamped += 1;
+      return { ...request, body: `{"id":${stamped},"name":"t${performance.timeOrigin + performance.now()}","tag":"bench"}` };
+    },
+  },
+];
+
+type Streams = { latencies: number[]; received: () => number; from: (sentAfter: number) => void; close: () => void };
+
+/** Opens `count` streams on the service; each notes how long after its send every stamped create arrived. */
+async function openStreams(port: number, count: number, query = ''): Promise<Streams> {
+  const latencies: number[] = [];
+  let received = 0;
+  // Only creates sent from here on count (the warm-up's are still arriving when the measured load starts).
+  let sentAfter = Infinity;
+  const requests: http.ClientRequest[] = [];
+  const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+  await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const request = http.get(`http://127.0.0.1:${port}/plants/events${query}`, { agent, headers: { authorization: `Bearer ${TOKEN}` } }, (response) => {
+            if (response.statusCode !== 200) reject(new Error(`stream answered ${response.statusCode}`));
+            response.setEncoding('utf8');
+            response.on('data', (chunk: string) => {
+              const now = performance.timeOrigin + performance.now();
+              for (const match of chunk.matchAll(/"name":"t([0-9.]+)"/g)) {
+                const sent = Number(match[1]);
+                if (sent < sentAfter) continue;
+                received += 1;
+                latencies.push(now - sent);
+              }
+            });
+            response.on('error', () => undefined);
+            resolve();
+          });
+          request.on('error', () => undefined);
+          requests.push(request);
+        }),
+    ),
+  );
+  return {
+    latencies,
+    received: () => received,
+    from: (time) => {
+      sentAfter = time;
+    },
+    close: () => requests.forEach((request) => request.destroy()),
+  };
+}
+
+const percentile = (values: number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
+};
+
+export async function feedSection(): Promise<SectionResult> {
+  console.error(`building a store of ${SEEDED.toLocaleString('en')} plants to edit…`);
+  const seeded = await storeToEdit();
+  const edit = await alternate({
+    create: () => measure('service', freshStore('feed-create', seeded)),
+    patch: () => measure('service', freshStore('feed-patch', seeded), { requests: patchRequests }),
+  });
+
+  const withStreams = async () => {
+    const server = await start('service', freshStore('feed-streams'), STREAM_ENV);
+    const streams = await openStreams(server.port, 1000, '?tag=nobody-has-this-tag');
+    try {
+      return await measureRunning(server);
+    } finally {
+      streams.close();
+      await server.stop();
+    }
+  };
+  const idle = await alternate({
+    none: () => measure('service', freshStore('feed-no-streams'), { env: STREAM_ENV }),
+    streams: withStreams,
+  });
+
+  // 100 streams receiving every create, at half the create rate measured above.
+  const rate = Math.round(idle.medians.none.rps / 2);
+  const server = await start('service', freshStore('feed-delivery'), STREAM_ENV);
+  const readers = await openStreams(server.port, 100);
+  const offered = await load(server.port, 3, { overallRate: rate, requests: stampedCreates });
+  readers.from(performance.timeOrigin + performance.now());
+  const measured = await load(server.port, SECONDS, { overallRate: rate, requests: stampedCreates });
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  readers.close();
+  await server.stop();
+  const expected = (measured.requests.total - measured.non2xx) * 100;
+  const p50 = percentile(readers.latencies, 0.5);
+  const p99 = percentile(readers.latencies, 0.99);
+  console.error(`delivery: ${readers.latencies.length} of ${expected} expected, p50 ${f1(p50)} ms, p99 ${f1(p99)} ms (warm-up ${offered.requests.total} creates)`);
+
+  const lines = [
+    `### Edits and the change feed: medians of alternating rounds, ${SECONDS} s each`,
+    '',
+    ...TABLE_HEAD,
+    row(`service, POST /plants (store of ${SEEDED.toLocaleString('en')} plants)`, edit.medians.create),
+    row('service, PATCH /plants/{id} (a rename of a random stored plant)', edit.medians.patch),
+    row('service, POST /plants, no stream open', idle.medians.none),
+    row('service, POST /plants, 1,000 streams open filtered by a tag no create has', idle.medians.streams),
+    '',
+    '| ratio | value | goal |',
+    '|---|---:|---|',
+    `| PATCH / create throughput | ${throughputRatio(edit.runs.patch, edit.runs.create)} | ≥ 0.90 |`,
+    `| creates with 1,000 idle streams / with none | ${throughputRatio(idle.runs.streams, idle.runs.none)} | ≥ 0.90 |`,
+    `| delivery to 100 streams at ${rate} creates/s, p99 from the create's send (an upper bound of from-commit) | ${f1(p99)} ms (p50 ${f1(p50)}; ${readers.latencies.length} of ${expected} deliveries) | < 250 ms |`,
+    `| service peak RSS with 1,000 streams open, under creates | ${f1(median(idle.runs.streams.map((run) => run.peakRssMiB)))} MiB | ≤ 200 MiB |`,
+    '',
+  ];
+  return { lines, failed: failures(...edit.runs.create, ...edit.runs.patch, ...idle.runs.none, ...idle.runs.streams) };
+}

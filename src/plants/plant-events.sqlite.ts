@@ -1,0 +1,59 @@
+import type Database from 'better-sqlite3';
+import type { Db } from '../db/database';
+import type { ChangeEvent, ChangeKind, EventBounds } from './plant-events';
+
+type EventRow = { pos: bigint; kind: ChangeKind; plant_id: bigint; name: string | null; tag: string | null; prev_tag: string | null; at: number };
+
+export function toChangeEvent(row: EventRow): ChangeEvent {
+  const event: ChangeEvent = { pos: row.pos, kind: row.kind, id: row.plant_id, at: Number(row.at) };
+  if (row.name !== null) event.name = row.name;
+  if (row.tag !== null) event.tag = row.tag;
+  if (row.prev_tag !== null) event.prevTag = row.prev_tag;
+  return event;
+}
+
+/**
+ * The plant_events table of migrations/sqlite/005 on the repository's own connection: written inside its group
+ * commit, read between commits. SQL only.
+ */
+export class SqliteEventLog {
+  private readonly insert: Database.Statement<[bigint, string, bigint, string | null, string | null, string | null, number]>;
+  private readonly after: Database.Statement<[bigint, number], EventRow>;
+  private readonly oldest: Database.Statement<[], bigint | null>;
+  private readonly sequence: Database.Statement<[], bigint | undefined>;
+  private readonly pruneSome: Database.Statement<[number, number]>;
+
+  constructor(db: Db) {
+    this.insert = db.prepare('INSERT INTO plant_events (pos, kind, plant_id, name, tag, prev_tag, at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    this.after = db.prepare<[bigint, number], EventRow>('SELECT pos, kind, plant_id, name, tag, prev_tag, at FROM plant_events WHERE pos > ? ORDER BY pos LIMIT ?');
+    this.oldest = db.prepare<[], bigint | null>('SELECT min(pos) FROM plant_events').pluck();
+    // AUTOINCREMENT's own record of the largest position ever used: it outlives the rows pruning removes.
+    this.sequence = db.prepare<[], bigint | undefined>("SELECT seq FROM sqlite_sequence WHERE name = 'plant_events'").pluck();
+    // From the oldest: positions follow commit time, so the walk stops at the first event still kept.
+    this.pruneSome = db.prepare<[number, number]>(
+      'DELETE FROM plant_events WHERE pos IN (SELECT pos FROM plant_events ORDER BY pos LIMIT ?) AND at < ?',
+    );
+  }
+
+  lastWritten(): bigint {
+    return this.sequence.get() ?? 0n;
+  }
+
+  write(event: ChangeEvent): void {
+    this.insert.run(event.pos, event.kind, event.id, event.name ?? null, event.tag ?? null, event.prevTag ?? null, event.at);
+  }
+
+  read(after: bigint, limit: number): ChangeEvent[] {
+    return this.after.all(after, limit).map(toChangeEvent);
+  }
+
+  bounds(): EventBounds {
+    const oldest = this.oldest.get() ?? null;
+    const last = this.lastWritten();
+    return oldest === null ? { last } : { oldest, last };
+  }
+
+  prune(beforeMs: number, limit: number): number {
+    return this.pruneSome.run(limit, beforeMs).changes;
+  }
+}

@@ -1,0 +1,34 @@
+/**
+ * The change feed's store port: the events each repository writes in its change's own transaction, read back in
+ * position order. Positions only grow and a reader that has seen position n has seen every committed position
+ * below it, on both stores (PostgreSQL: the counter row of migrations/postgres/005, docs/decisions.md).
+ */
+
+export type ChangeKind = 'created' | 'updated' | 'deleted';
+
+/** One change as stored. `tag` is the tag after the change (before it, for a delete); `prevTag` what an edit replaced. */
+export type ChangeEvent = {
+  pos: bigint;
+  kind: ChangeKind;
+  id: bigint;
+  /** Absent for a delete. */
+  name?: string;
+  tag?: string;
+  prevTag?: string;
+  /** Unix ms of the commit's batch. */
+  at: number;
+};
+
+/** What positions the log holds now: the oldest kept (none when empty) and the last ever written (0 when none). */
+export type EventBounds = { oldest?: bigint; last: bigint };
+
+export type PlantEventLog = {
+  /** Events with a position greater than `after`, ascending, at most `limit`. */
+  readEvents(after: bigint, limit: number): Promise<ChangeEvent[]>;
+  eventBounds(): Promise<EventBounds>;
+  /** Removes up to `limit` of the oldest events written before `beforeMs`; resolves how many. */
+  pruneEvents(beforeMs: number, limit: number): Promise<number>;
+};
+
+/** Calls `wake` whenever new events may be readable (a local commit, another replica's NOTIFY); returns the stop. */
+export type ChangeSignal = (wake: () => void) => () => void;

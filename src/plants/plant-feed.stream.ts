@@ -1,0 +1,116 @@
+/**
+ * One change stream's side of the feed (src/plants/plant.feed.ts): the SSE frames, and the stream's position and
+ * bounded queue while its socket is full. Knows SSE framing, not Express.
+ */
+import type { ChangeEvent } from './plant-events';
+import { plantJson } from './plant.json';
+
+export type FeedConfig = {
+  /** Events are kept at least this long (EVENTS_RETENTION). */
+  retentionMs: number;
+  heartbeatMs: number;
+  maxStreams: number;
+  /** Frames queued for a stream whose socket is full, at most; one more cuts it off. */
+  bufferEvents: number;
+};
+
+/** What the feed reports, for src/metrics; synchronous, cheap, never throws. */
+export type FeedObserver = {
+  streams(open: number): void;
+  sent(frames: number): void;
+  cutOff(): void;
+  /** Seconds from an event's commit to the feed reading it. */
+  lag(seconds: number): void;
+};
+
+export type Sink = {
+  write(chunk: string): boolean;
+  end(): void;
+  once(event: 'drain' | 'close', listener: () => void): unknown;
+  destroy(): void;
+};
+
+/** Where a stream starts: after a position, or live from now; `malformed` a Last-Event-ID that is no position. */
+export type StreamStart = { after?: bigint; tag?: string; malformed?: boolean };
+
+export const HEARTBEAT = ':\n\n';
+
+const DATA_OF: Record<ChangeEvent['kind'], (event: ChangeEvent) => string> = {
+  created: (event) => plantJson({ id: event.id, name: event.name ?? '', tag: event.tag }),
+  updated: (event) => plantJson({ id: event.id, name: event.name ?? '', tag: event.tag }),
+  deleted: (event) => `{"id":${event.id.toString()}}`,
+};
+
+/** One event as its SSE frame: the same text for every stream it goes to. */
+export const frameOf = (event: ChangeEvent): string => `event: plant.${event.kind}\nid: ${event.pos}\ndata: ${DATA_OF[event.kind](event)}\n\n`;
+
+export const controlFrame = (name: string, pos: bigint, data: string): string => `event: ${name}\nid: ${pos}\ndata: ${data}\n\n`;
+
+/** A filtered stream sees an event about its tag, and an edit that takes a plant out of it. */
+export const concerns = (tag: string | undefined, event: ChangeEvent): boolean => tag === undefined || event.tag === tag || event.prevTag === tag;
+
+export class Stream {
+  /** The last position this stream has been given (written or queued), or started after. */
+  cursor: bigint;
+  live = false;
+  closed = false;
+  blocked = false;
+  queue: string[] = [];
+  queuePositions: bigint[] = [];
+  /** The last position written to the socket: where the client resumes when cut off. */
+  written: bigint;
+  /** Set while a catch-up waits for the socket to drain. */
+  drained?: () => void;
+
+  constructor(
+    readonly sink: Sink,
+    readonly tag: string | undefined,
+    start: bigint,
+    private readonly observer: FeedObserver | undefined,
+  ) {
+    this.cursor = start;
+    this.written = start;
+  }
+
+  /** Writes a frame, or queues it while the socket is full; false when the queue already holds `limit`. */
+  send(frame: string, pos: bigint, limit: number): boolean {
+    this.cursor = pos;
+    if (this.blocked) {
+      if (this.queue.length >= limit) return false;
+      this.queue.push(frame);
+      this.queuePositions.push(pos);
+      return true;
+    }
+    this.observer?.sent(1);
+    this.written = pos;
+    if (!this.sink.write(frame)) this.block();
+    return true;
+  }
+
+  private block(): void {
+    this.blocked = true;
+    this.sink.once('drain', this.flush);
+  }
+
+  private readonly flush = (): void => {
+    if (this.closed) return;
+    this.blocked = false;
+    let index = 0;
+    while (index < this.queue.length) {
+      const frame = this.queue[index] as string;
+      this.written = this.queuePositions[index] as bigint;
+      index += 1;
+      this.observer?.sent(1);
+      if (!this.sink.write(frame)) {
+        this.queue = this.queue.slice(index);
+        this.queuePositions = this.queuePositions.slice(index);
+        this.block();
+        return;
+      }
+    }
+    this.queue = [];
+    this.queuePositions = [];
+    this.drained?.();
+  };
+}
+

@@ -1,0 +1,280 @@
+/**
+ * The change feed of one process: reads the events table once per wake-up (a local commit, another replica's
+ * NOTIFY, a poll) and hands each event to every open stream it concerns, as one shared server-sent-events frame.
+ * A stream that resumes from an older position first reads its own way up to the feed's head, then joins. The
+ * table is the truth; the wake-ups only say when to look. It never blocks a write: a commit only calls wake().
+ * Knows SSE framing, not Express: a stream is any writable that has write, end and 'drain'.
+ */
+import type { Logger } from '../logger';
+import { AppError } from '../errors';
+import type { ChangeEvent, ChangeSignal, PlantEventLog } from './plant-events';
+import { concerns, controlFrame, frameOf, HEARTBEAT, Stream, type FeedConfig, type FeedObserver, type Sink, type StreamStart } from './plant-feed.stream';
+
+export type { FeedConfig, FeedObserver, Sink, StreamStart } from './plant-feed.stream';
+
+const PAGE = 500;
+const POLL_MS = 5000;
+const PRUNE_EVERY_MS = 60_000;
+
+
+export class PlantFeed {
+  private head: bigint | undefined;
+  private starting: Promise<bigint> | undefined;
+  private reading = false;
+  private again = false;
+  private opened = 0;
+  private readonly streams = new Set<Stream>();
+  private readonly untagged = new Set<Stream>();
+  private readonly byTag = new Map<string, Set<Stream>>();
+  private timers: NodeJS.Timeout[] = [];
+  private unsubscribe: (() => void) | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly log: PlantEventLog,
+    private readonly changes: ChangeSignal,
+    private readonly config: FeedConfig,
+    private readonly logger: Logger,
+    private readonly observer?: FeedObserver,
+  ) {}
+
+  /** Background work, after the listener: wake-ups, the poll, the heartbeat and pruning. */
+  start(): void {
+    this.stopped = false;
+    this.unsubscribe = this.changes(this.wake);
+    this.timers = [
+      setInterval(this.wake, POLL_MS),
+      setInterval(this.heartbeat, this.config.heartbeatMs),
+      setInterval(this.prune, Math.min(PRUNE_EVERY_MS, this.config.retentionMs)),
+    ];
+    for (const timer of this.timers) timer.unref();
+    this.wake();
+    this.prune();
+  }
+
+  /** Ends every stream at once (their clients reconnect elsewhere) and stops the background work. */
+  stop(): void {
+    this.stopped = true;
+    this.unsubscribe?.();
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
+    for (const stream of [...this.streams]) this.close(stream, true);
+  }
+
+  get openStreams(): number {
+    return this.opened;
+  }
+
+  /**
+   * Opens a stream: checks the limit and the store (throwing the AppError to answer), then calls `begin` for the
+   * sink once the answer is sure, and sends what the position asks for: a reset, the events since, then live.
+   */
+  async open(start: StreamStart, begin: () => Sink): Promise<void> {
+    if (this.stopped) throw new AppError('shutting_down');
+    if (this.opened >= this.config.maxStreams) throw new AppError('too_many_streams');
+    this.opened += 1;
+    this.observer?.streams(this.opened);
+    let counted = true;
+    const release = () => {
+      if (!counted) return;
+      counted = false;
+      this.opened -= 1;
+      this.observer?.streams(this.opened);
+    };
+    try {
+      const head = await this.ensureHead();
+      let reset: { pos: bigint; reason: string } | undefined;
+      let from = head;
+      if (start.malformed) {
+        const { last } = await this.log.eventBounds();
+        reset = { pos: last, reason: 'unknown_position' };
+      } else if (start.after !== undefined) {
+        const { oldest, last } = await this.log.eventBounds();
+        // Positions have no gaps: resuming after `after` needs every event from after + 1 still kept.
+        if (start.after > last) reset = { pos: last, reason: 'unknown_position' };
+        else if (start.after < (oldest ?? last + 1n) - 1n) reset = { pos: last, reason: 'expired' };
+        else from = start.after;
+      }
+      if (reset !== undefined) from = reset.pos;
+      if (this.stopped) throw new AppError('shutting_down');
+      const stream = new Stream(begin(), start.tag, from, this.observer);
+      this.streams.add(stream);
+      stream.sink.once('close', () => {
+        release();
+        this.close(stream, false);
+      });
+      if (reset !== undefined) stream.sink.write(controlFrame('reset', reset.pos, `{"reason":"${reset.reason}"}`));
+      else stream.sink.write(HEARTBEAT);
+      void this.catchUp(stream);
+    } catch (error) {
+      release();
+      throw error;
+    }
+  }
+
+  /** New events may be readable: read them all, in pages, and deliver each. Reentrant calls fold into one. */
+  readonly wake = (): void => {
+    if (this.stopped) return;
+    // No stream to deliver to: no read either. The head is found again when the next stream opens.
+    if (this.streams.size === 0 && !this.reading) {
+      this.head = undefined;
+      return;
+    }
+    if (this.reading) {
+      this.again = true;
+      return;
+    }
+    this.reading = true;
+    this.readAll().then(
+      () => {
+        this.reading = false;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      },
+      (err: unknown) => {
+        this.reading = false;
+        this.again = false;
+        // The store is away or not migrated yet: the next wake-up or poll tries again.
+        this.logger.debug({ err }, 'change feed cannot read the events now');
+      },
+    );
+  };
+
+  private async ensureHead(): Promise<bigint> {
+    if (this.head !== undefined) return this.head;
+    this.starting ??= this.log.eventBounds().then(
+      ({ last }) => {
+        this.head ??= last;
+        this.starting = undefined;
+        return this.head;
+      },
+      (error: unknown) => {
+        this.starting = undefined;
+        throw error;
+      },
+    );
+    return this.starting;
+  }
+
+  private async readAll(): Promise<void> {
+    let head = await this.ensureHead();
+    for (;;) {
+      this.again = false;
+      const events = await this.log.readEvents(head, PAGE);
+      const now = Date.now();
+      for (const event of events) {
+        this.deliver(event);
+        head = event.pos;
+        this.head = head;
+        this.observer?.lag(Math.max(0, now - event.at) / 1000);
+      }
+      if (events.length < PAGE) return;
+    }
+  }
+
+  private deliver(event: ChangeEvent): void {
+    let frame: string | undefined;
+    const send = (streams: Iterable<Stream> | undefined) => {
+      if (streams === undefined) return;
+      for (const stream of streams) {
+        if (event.pos <= stream.cursor) continue;
+        frame ??= frameOf(event);
+        this.send(stream, frame, event.pos);
+      }
+    };
+    send(this.untagged);
+    if (event.tag !== undefined) send(this.byTag.get(event.tag));
+    if (event.prevTag !== undefined && event.prevTag !== event.tag) send(this.byTag.get(event.prevTag));
+  }
+
+  /** Writes a frame, or queues it while the socket is full; past the bound the reader is cut off. */
+  private send(stream: Stream, frame: string, pos: bigint): void {
+    if (!stream.send(frame, pos, this.config.bufferEvents)) this.cutOff(stream);
+  }
+
+  /** The reader fell too far behind: one last event says to resume after what it has, then the stream ends. */
+  private cutOff(stream: Stream): void {
+    this.observer?.cutOff();
+    this.logger.info({ behind: stream.queue.length }, 'change stream cut off: the reader fell behind');
+    stream.sink.write(controlFrame('resume', stream.written, '{"reason":"too_slow"}'));
+    this.close(stream, true);
+    // What was written may never be read; the socket does not wait for it longer than a heartbeat.
+    setTimeout(() => stream.sink.destroy(), this.config.heartbeatMs).unref();
+  }
+
+  /** From the stream's position up to the feed's head on its own reads, then live. */
+  private async catchUp(stream: Stream): Promise<void> {
+    try {
+      while (!stream.closed) {
+        if (stream.blocked) await new Promise<void>((resolve) => (stream.drained = resolve));
+        if (stream.closed) return;
+        if (this.head !== undefined && stream.cursor >= this.head) break;
+        const events = await this.log.readEvents(stream.cursor, Math.min(PAGE, this.config.bufferEvents));
+        if (stream.closed) return;
+        for (const event of events) {
+          if (event.pos <= stream.cursor) continue;
+          if (concerns(stream.tag, event)) this.send(stream, frameOf(event), event.pos);
+          else stream.cursor = event.pos;
+          if (stream.closed) return;
+        }
+        if (events.length === 0) break;
+      }
+      if (stream.closed) return;
+      // Synchronously after the check: the feed delivers every event past its head to the stream from here on.
+      this.join(stream);
+    } catch (err) {
+      this.logger.warn({ err }, 'change stream could not read the events; ending it so the client resumes');
+      this.close(stream, true);
+    }
+  }
+
+  private join(stream: Stream): void {
+    stream.live = true;
+    if (stream.tag === undefined) this.untagged.add(stream);
+    else {
+      let set = this.byTag.get(stream.tag);
+      if (set === undefined) this.byTag.set(stream.tag, (set = new Set()));
+      set.add(stream);
+    }
+  }
+
+  private close(stream: Stream, end: boolean): void {
+    if (stream.closed) return;
+    stream.closed = true;
+    this.streams.delete(stream);
+    stream.drained?.();
+    if (stream.live) {
+      if (stream.tag === undefined) this.untagged.delete(stream);
+      else {
+        const set = this.byTag.get(stream.tag);
+        set?.delete(stream);
+        if (set?.size === 0) this.byTag.delete(stream.tag);
+      }
+    }
+    if (end) stream.sink.end();
+  }
+
+  private readonly heartbeat = (): void => {
+    for (const stream of this.streams) if (!stream.blocked) stream.sink.write(HEARTBEAT);
+  };
+
+  private readonly prune = (): void => {
+    const before = Date.now() - this.config.retentionMs;
+    const loop = async (): Promise<number> => {
+      let removed = 0;
+      for (;;) {
+        const count = await this.log.pruneEvents(before, 1000);
+        removed += count;
+        if (count < 1000 || this.stopped) return removed;
+      }
+    };
+    loop().then(
+      (removed) => {
+        if (removed > 0) this.logger.debug({ removed }, 'change feed pruned');
+      },
+      (err: unknown) => this.logger.debug({ err }, 'change feed cannot prune now'),
+    );
+  };
+}
