@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -116,6 +116,7 @@ withNginx('chromium', 'the example app live in two tabs (examples/web in Chromiu
     await first.locator('#list-message', { hasText: 'Deleted' }).waitFor();
     const deleted = await latency(second.locator(ROW).waitFor({ state: 'detached', timeout: 5000 }));
     await first.screenshot({ path: path.join(OUTPUT, 'example-app-live.png'), fullPage: true });
+    writeFileSync(path.join(OUTPUT, 'live-latencies.json'), `${JSON.stringify({ created, edited, retagged, deleted })}\n`);
 
     expect(createdCells).toEqual(['Fern', 'shade']);
     expect(editedCells).toEqual(['Fern from the first tab', 'sun']);
