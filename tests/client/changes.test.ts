@@ -1,36 +1,10 @@
-import { createClient, newPlantId, PlantStoreError, type ChangeEvent, type ChangesQuery, type PlantStoreClient } from '../../clients/typescript/src/index';
+import { createClient, newPlantId, PlantStoreError } from '../../clients/typescript/src/index';
+import { count, follow, plantEvents, positionOf } from '../helpers/client-changes';
 import { appForAll, sleep } from '../helpers/fixtures';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { TOKEN } from '../helpers/test-app';
 
 const BIG = 9007199254740993n;
-
-/** Reads client.changes(query) in the background, keeping every event, until it ends. */
-function follow(client: PlantStoreClient, query: ChangesQuery) {
-  const events: ChangeEvent[] = [];
-  const state: { ended: boolean; failed?: unknown } = { ended: false };
-  const done = (async () => {
-    try {
-      for await (const event of client.changes(query)) events.push(event);
-    } catch (error) {
-      state.failed = error;
-    } finally {
-      state.ended = true;
-    }
-  })();
-  const until = async (met: (seen: ChangeEvent[]) => boolean, timeoutMs = 5000): Promise<void> => {
-    const start = Date.now();
-    while (!met(events)) {
-      if (Date.now() - start > timeoutMs || state.ended) throw new Error(`not met after ${Date.now() - start} ms; ended ${state.ended}; events ${JSON.stringify(events, (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value))}`);
-      await sleep(10);
-    }
-  };
-  return { events, state, done, until };
-}
-
-const count = (type: ChangeEvent['type']) => (seen: ChangeEvent[]) => seen.filter((event) => event.type === type).length;
-const plantEvents = (seen: ChangeEvent[]) => seen.filter((event) => event.type.startsWith('plant.'));
-const positionOf = (event: ChangeEvent | undefined): bigint => (event !== undefined && 'position' in event && event.position !== undefined ? event.position : -1n);
 
 describe('the TypeScript client reading the change feed (changes())', () => {
   const app = appForAll();
