@@ -194,6 +194,36 @@ describeWith('chromium', 'the client alone in Chromium, on a page of another ori
     expect(result.error).toEqual({ status: 429, code: 42901, retryAfterMs: Number((result.headers.at(-1) as { retryAfter: string }).retryAfter) * 1000 });
   });
 
+  it('when a plant is edited with its ETag and the feed is read from its version, then the page reads ETag, sends If-Match and Last-Event-ID, and gets the edit', async () => {
+    const id = BIG + 200n;
+
+    const result = await inPage<Record<string, unknown>>(
+      TOKEN,
+      `const id = ${id}n;
+      await client.createPlant({ id, name: 'Cross-origin edit' });
+      const read = await client.getPlant(id);
+      const saved = await client.updatePlant(id, { tag: 'edited' }, { ifMatch: read.etag });
+      const stale = await client.updatePlant(id, { name: 'Stale' }, { ifMatch: read.etag }).then(() => 'saved', (error) => ({ status: error.status, code: error.code }));
+      const stop = new AbortController();
+      const events = [];
+      for await (const change of client.changes({ after: BigInt(read.etag.slice(1, -1)), signal: stop.signal })) {
+        events.push(change.type === 'open' ? 'open' : change.type + ' ' + String(change.plant.id) + ' ' + change.plant.tag + ' ' + change.plant.etag);
+        if (events.length === 2) stop.abort();
+      }
+      return { readEtag: read.etag, saved: { ...saved, id: String(saved.id) }, savedEtag: saved.etag, stale, events };`,
+    );
+
+    expect(result).toEqual({
+      readEtag: expect.stringMatching(/^"\d+"$/),
+      saved: { id: String(id), name: 'Cross-origin edit', tag: 'edited' },
+      savedEtag: expect.stringMatching(/^"\d+"$/),
+      stale: { status: 412, code: 41201 },
+      events: ['open', `plant.updated ${id} edited ${result.savedEtag as string}`],
+    });
+    expect(result.savedEtag).not.toBe(result.readEtag);
+    expect(storedPlant(app, id)).toEqual({ id, name: 'Cross-origin edit', tag: 'edited' });
+  });
+
   it('when the call is aborted, then it rejects with the signal\'s reason', async () => {
     const result = await inPage<string>(
       TOKEN,

@@ -71,12 +71,12 @@ withNginx('chromium', 'the example app (examples/web) in Chromium, served by ngi
 
     await page.locator('#plant-name').fill('n'.repeat(201));
     await page.locator('#create button[type=submit]').click();
-    await page.locator('[data-error-for=name]', { hasText: 'must be' }).waitFor();
-    const fieldError = await page.locator('[data-error-for=name]').textContent();
+    await page.locator('#create [data-error-for=name]', { hasText: 'must be' }).waitFor();
+    const fieldError = await page.locator('#create [data-error-for=name]').textContent();
     const serviceMessage = await page.locator('#create-message').textContent();
     const nameInvalid = await page.locator('#plant-name').getAttribute('aria-invalid');
 
-    await page.locator(`#plants tr[data-id="${BIG}"] button`).click();
+    await page.locator(`#plants tr[data-id="${BIG}"] button.delete`).click();
     await page.locator(`#plants tr[data-id="${BIG}"]`).waitFor({ state: 'detached' });
     const stored = await page.evaluate<string>('JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie })');
     mkdirSync(OUTPUT, { recursive: true });

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -20,8 +20,10 @@ describe('the @plant-store/client package (dist/ built by globalSetup)', () => {
   });
 
   it('when its built files are read, then none imports from node:', () => {
-    const files = ['index.js', 'index.d.ts', 'openapi.d.ts'].map((file) => readFileSync(path.join(CLIENT, 'dist', file), 'utf8'));
+    const names = readdirSync(path.join(CLIENT, 'dist')).filter((file) => file.endsWith('.js') || file.endsWith('.d.ts'));
+    const files = names.map((file) => readFileSync(path.join(CLIENT, 'dist', file), 'utf8'));
 
+    expect(names).toEqual(expect.arrayContaining(['index.js', 'changes.js', 'wire.js', 'index.d.ts', 'openapi.d.ts']));
     expect(files.filter((text) => /from\s+['"]node:|require\(['"]node:/.test(text))).toEqual([]);
   });
 
@@ -36,10 +38,16 @@ describe('the @plant-store/client package (dist/ built by globalSetup)', () => {
           'const id: bigint = newPlantId();',
           'export async function show(): Promise<bigint> {',
           "  await client.createPlant({ id, name: 'Fern' });",
-          '  const plant: StoredPlant = await client.getPlant(id);',
+          '  const plant = await client.getPlant(id);',
+          '  const etag: string | undefined = plant.etag;',
           '  const page = await client.listPlants({ limit: 10, after: plant.id });',
           '  try { await client.deletePlant(id); } catch (error) { if (error instanceof PlantStoreError) return BigInt(error.code); }',
-          '  return page.nextAfter ?? plant.id;',
+          "  const saved: StoredPlant = await client.updatePlant(id, { name: 'Fern', tag: null }, { ifMatch: etag });",
+          '  for await (const change of client.changes({ after: 1n, tag: \'shade\', signal: AbortSignal.timeout(1000) })) {',
+          "    if (change.type === 'plant.deleted') return change.id;",
+          "    if (change.type === 'plant.updated' || change.type === 'plant.created') return change.plant.id + change.position;",
+          '  }',
+          '  return page.nextAfter ?? saved.id;',
           '}',
           // A number where the type says bigint must not compile.
           '// @ts-expect-error ids are bigint',

@@ -1,17 +1,26 @@
 /**
- * The Plant Store client: the service's five calls on fetch, with every int64 id an exact bigint both ways,
- * retries on 429, 503 and network errors, and one error type. It runs unchanged in browsers and Node 20: it
- * imports nothing from node: and needs no polyfill. Types come from the served OpenAPI document (./openapi.ts).
+ * The Plant Store client: the service's calls on fetch, with every int64 id an exact bigint both ways, retries on
+ * 429, 503 and network errors, one error type, ETags for conditional edits, and the change feed. It runs
+ * unchanged in browsers and Node 20: it imports nothing from node: and needs no polyfill. Types come from the
+ * served OpenAPI document (./openapi.ts).
  */
+import { readChanges, type ChangeEvent, type ChangesQuery } from './changes.js';
 import type { components } from './openapi.js';
+import { backoff, isNetworkError, parsePlants, sleep, toError, toId, versioned, withEtag, type StoredPlant, type Versioned } from './wire.js';
+
+export { newPlantId } from './ids.js';
+export { PlantStoreError, type FieldError, type StoredPlant, type Versioned } from './wire.js';
+export type { ChangeEvent, ChangesQuery } from './changes.js';
 
 type Schemas = components['schemas'];
 export type NewPlant = Schemas['NewPlant'];
 export type Plant = Schemas['Plant'];
-export type StoredPlant = Schemas['StoredPlant'];
-export type FieldError = Schemas['FieldError'];
+/** A JSON Merge Patch: members left out keep their value, `tag: null` removes the tag. */
+export type PlantPatch = Schemas['PlantPatch'];
 export type Page = { plants: StoredPlant[]; nextAfter?: bigint };
 export type CallOptions = { signal?: AbortSignal };
+/** `ifMatch`: the ETag the change is for; a plant changed since answers 412 (PlantStoreError code 41201). */
+export type ConditionalOptions = CallOptions & { ifMatch?: string };
 export type RetryOptions = { attempts?: number; maxDelayMs?: number };
 export type ClientOptions = {
   baseUrl: string;
@@ -21,88 +30,7 @@ export type ClientOptions = {
   retry?: RetryOptions;
 };
 
-/** Every answer that is not 2xx: the catalogue code, the message, and for field validation each field's problem. */
-export class PlantStoreError extends Error {
-  readonly status: number;
-  readonly code: number;
-  readonly fields?: FieldError[];
-  readonly requestId?: string;
-  readonly retryAfterMs?: number;
-
-  constructor(status: number, body: { error?: unknown; message?: unknown; fields?: FieldError[] }, requestId?: string, retryAfterMs?: number) {
-    super(typeof body.message === 'string' ? body.message : `HTTP ${status}`);
-    this.name = 'PlantStoreError';
-    this.status = status;
-    // 0 when the answer did not come from the service (a proxy's HTML page, for one).
-    this.code = typeof body.error === 'number' ? body.error : 0;
-    if (Array.isArray(body.fields)) this.fields = body.fields;
-    if (requestId !== undefined) this.requestId = requestId;
-    if (retryAfterMs !== undefined) this.retryAfterMs = retryAfterMs;
-  }
-}
-
-/**
- * A random id from the whole positive int64 range (1 to 2^63 - 1): the contract has the client choose ids, so a
- * create can be retried as is. Most ids drawn are past 2^53, where a JavaScript number would round them.
- */
-export function newPlantId(): bigint {
-  const [high = 0, low = 0] = crypto.getRandomValues(new Uint32Array(2));
-  const id = (BigInt(high & 0x7fffffff) << 32n) | BigInt(low);
-  return id === 0n ? newPlantId() : id;
-}
-
-function toId(value: bigint | number): bigint {
-  if (typeof value === 'bigint') return value;
-  if (Number.isSafeInteger(value)) return BigInt(value);
-  throw new TypeError(`an id must be a bigint (or a safe integer); got ${String(value)}`);
-}
-
-// Only keys are followed by a colon, and inside a JSON string every quote is escaped: "id": then digits is the
-// id member of a plant, never text within a name or tag. JSON.parse does the rest; only ids are re-read exactly.
-const ID_MEMBER = /"id"\s*:\s*(-?\d+)/g;
-
-function parsePlants(text: string): StoredPlant[] {
-  const value = JSON.parse(text) as StoredPlant | StoredPlant[];
-  const plants = Array.isArray(value) ? value : [value];
-  let index = 0;
-  for (const match of text.matchAll(ID_MEMBER)) {
-    const plant = plants[index++];
-    if (plant !== undefined) plant.id = BigInt(match[1] as string);
-  }
-  if (index !== plants.length) throw new SyntaxError(`expected ${plants.length} plant ids, found ${index}`);
-  return plants;
-}
-
-function retryAfterMs(header: string | null): number | undefined {
-  if (header === null) return undefined;
-  if (/^\d+$/.test(header)) return Number(header) * 1000;
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
-async function toError(response: Response): Promise<PlantStoreError> {
-  let body: { error?: unknown; message?: unknown; fields?: FieldError[] } = {};
-  try {
-    body = (JSON.parse(await response.text()) as typeof body | null) ?? {};
-  } catch {
-    // Not the service's Error body: the status alone tells what happened.
-  }
-  return new PlantStoreError(response.status, body, response.headers.get('X-Request-Id') ?? undefined, retryAfterMs(response.headers.get('Retry-After')));
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const abort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason as Error);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', abort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', abort, { once: true });
-  });
-}
+type Send = { body?: string; type?: string; ifMatch?: string; signal?: AbortSignal };
 
 const nextTarget = (link: string | null) => (link === null ? undefined : /<([^>]*)>\s*;\s*rel="?next"?/.exec(link)?.[1]);
 
@@ -113,29 +41,32 @@ export function createClient(options: ClientOptions) {
   // A relative baseUrl ("/api") is read against the page's address in a browser.
   const base = new URL(options.baseUrl, (globalThis as { location?: { href: string } }).location?.href).href.replace(/\/$/, '');
 
+  /** The token is asked for before every try: a function may hand out a fresh one. */
+  const authorization = async (): Promise<Record<string, string>> => {
+    const token = typeof options.token === 'function' ? await options.token() : options.token;
+    return token === undefined ? {} : { Authorization: `Bearer ${token}` };
+  };
+
   /** One operation, tried up to `attempts` times; resolves with the 2xx response. */
-  async function send(method: string, url: string, body: string | undefined, signal: AbortSignal | undefined): Promise<Response> {
+  async function send(method: string, url: string, { body, type = 'application/json', ifMatch, signal }: Send = {}): Promise<Response> {
     for (let attempt = 1; ; attempt += 1) {
       signal?.throwIfAborted();
-      const token = typeof options.token === 'function' ? await options.token() : options.token;
-      const headers: Record<string, string> = { Accept: 'application/json' };
-      if (token !== undefined) headers.Authorization = `Bearer ${token}`;
-      if (body !== undefined) headers['Content-Type'] = 'application/json';
-      // Exponential with jitter: 100 ms, 200 ms, 400 ms… each between half and all of it, never over maxDelayMs.
-      const backoff = Math.min(maxDelayMs, 100 * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
+      const headers: Record<string, string> = { Accept: 'application/json', ...(await authorization()) };
+      if (body !== undefined) headers['Content-Type'] = type;
+      if (ifMatch !== undefined) headers['If-Match'] = ifMatch;
+      const delay = backoff(attempt, maxDelayMs);
       let response: Response;
       try {
         response = await call(url, { method, headers, body, signal });
       } catch (error) {
-        // fetch rejects with a TypeError when no answer came (refused, reset, DNS); an abort is not retried. By
-        // name: a fetch from another realm (a test runner's sandbox, an iframe) throws another realm's TypeError.
-        if ((error as Error | undefined)?.name !== 'TypeError' || signal?.aborted === true || attempt >= attempts) throw error;
-        await sleep(backoff, signal);
+        // An abort is not retried.
+        if (!isNetworkError(error) || signal?.aborted === true || attempt >= attempts) throw error;
+        await sleep(delay, signal);
         continue;
       }
       if (response.ok) return response;
       const error = await toError(response);
-      const wait = error.retryAfterMs ?? backoff;
+      const wait = error.retryAfterMs ?? delay;
       // A Retry-After beyond maxDelayMs is honoured by not retrying early: the caller gets it in retryAfterMs.
       if ((response.status !== 429 && response.status !== 503) || attempt >= attempts || wait > maxDelayMs) throw error;
       await sleep(wait, signal);
@@ -143,7 +74,7 @@ export function createClient(options: ClientOptions) {
   }
 
   async function page(url: string, signal: AbortSignal | undefined): Promise<Page & { next?: string }> {
-    const response = await send('GET', url, undefined, signal);
+    const response = await send('GET', url, { signal });
     const plants = parsePlants(await response.text());
     const target = nextTarget(response.headers.get('Link'));
     if (target === undefined) return { plants };
@@ -163,19 +94,30 @@ export function createClient(options: ClientOptions) {
   }
 
   return {
-    /** Resolves with the plant as stored, without its id; an identical create answers the same, so it is retried. */
-    async createPlant(plant: NewPlant, { signal }: CallOptions = {}): Promise<Plant> {
+    /** Resolves with the plant as stored, without its id, and its ETag; an identical create answers the same, so it is retried. */
+    async createPlant(plant: NewPlant, { signal }: CallOptions = {}): Promise<Versioned<Plant>> {
       const tag = plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`;
       // JSON.stringify cannot write a bigint; the id goes out as its exact digits.
       const body = `{"id":${toId(plant.id)},"name":${JSON.stringify(plant.name)}${tag}}`;
-      const stored = (await (await send('POST', `${base}/plants`, body, signal)).json()) as Plant;
-      return stored.tag === undefined ? { name: stored.name } : { name: stored.name, tag: stored.tag };
+      const response = await send('POST', `${base}/plants`, { body, signal });
+      const stored = (await response.json()) as Plant;
+      return withEtag(stored.tag === undefined ? { name: stored.name } : { name: stored.name, tag: stored.tag }, response.headers.get('ETag'));
     },
 
-    async getPlant(id: bigint, { signal }: CallOptions = {}): Promise<StoredPlant> {
-      const response = await send('GET', `${base}/plants/${toId(id)}`, undefined, signal);
-      const [plant] = parsePlants(await response.text()) as [StoredPlant];
-      return plant.tag === undefined ? { id: plant.id, name: plant.name } : { id: plant.id, name: plant.name, tag: plant.tag };
+    /** Exactly `{ id, name, tag? }`, with the version's ETag in the non-enumerable `etag`. */
+    async getPlant(id: bigint, { signal }: CallOptions = {}): Promise<Versioned<StoredPlant>> {
+      const response = await send('GET', `${base}/plants/${toId(id)}`, { signal });
+      return versioned(parsePlants(await response.text())[0] as StoredPlant, response.headers.get('ETag'));
+    },
+
+    /** A JSON Merge Patch; resolves with the plant as stored after it, with its new ETag. */
+    async updatePlant(id: bigint, patch: PlantPatch, { ifMatch, signal }: ConditionalOptions = {}): Promise<Versioned<StoredPlant>> {
+      const members: string[] = [];
+      if (patch.id !== undefined) members.push(`"id":${toId(patch.id)}`);
+      if (patch.name !== undefined) members.push(`"name":${JSON.stringify(patch.name)}`);
+      if (patch.tag !== undefined) members.push(`"tag":${JSON.stringify(patch.tag)}`);
+      const response = await send('PATCH', `${base}/plants/${toId(id)}`, { body: `{${members.join(',')}}`, type: 'application/merge-patch+json', ifMatch, signal });
+      return versioned(parsePlants(await response.text())[0] as StoredPlant, response.headers.get('ETag'));
     },
 
     /** One page in ascending id; nextAfter is the after of the next page, absent on the last one. */
@@ -194,8 +136,17 @@ export function createClient(options: ClientOptions) {
       }
     },
 
-    async deletePlant(id: bigint, { signal }: CallOptions = {}): Promise<void> {
-      await send('DELETE', `${base}/plants/${toId(id)}`, undefined, signal);
+    async deletePlant(id: bigint, { ifMatch, signal }: ConditionalOptions = {}): Promise<void> {
+      await send('DELETE', `${base}/plants/${toId(id)}`, { ifMatch, signal });
+    },
+
+    /**
+     * Every change from now (or after `after`) until the signal aborts or the loop breaks: reconnects by itself
+     * and resumes where it was. `reset` means reload what you show.
+     */
+    changes(query: ChangesQuery = {}): AsyncGenerator<ChangeEvent, void, undefined> {
+      const search = query.tag === undefined ? '' : `?${new URLSearchParams({ tag: query.tag }).toString()}`;
+      return readChanges({ fetch: call, url: `${base}/plants/events${search}`, headers: authorization, maxDelayMs }, query);
     },
   };
 }

@@ -1,82 +1,65 @@
 /**
  * The Plant Store example app: plain DOM on @plant-store/client. The token lives in a variable of this module
- * only (never localStorage, sessionStorage or a cookie); ids stay bigint from the form to the table.
+ * only (never localStorage, sessionStorage or a cookie); ids stay bigint from the form to the table. The list
+ * follows the change feed, so what another tab or user creates, edits or deletes shows here within a second.
  */
 import { createClient, newPlantId, PlantStoreError, type PlantStoreClient, type StoredPlant } from '@plant-store/client';
+import { openEditor } from './edit';
+import { loadPage, removePlant, showPlant, type RowActions } from './list';
+import { byId, describe, say, showFieldErrors } from './ui';
 
 // Same origin as the page: nginx serves this app at / and the service at /api/ (docker/nginx.conf).
 const BASE_URL = '/api';
-const PAGE_SIZE = 5;
 
-const byId = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const loginForm = byId<HTMLFormElement>('login');
 const createForm = byId<HTMLFormElement>('create');
-const rows = byId<HTMLTableSectionElement>('plants');
-const loadMore = byId<HTMLButtonElement>('load-more');
 const createMessage = byId<HTMLParagraphElement>('create-message');
 const listMessage = byId<HTMLParagraphElement>('list-message');
+const liveStatus = byId<HTMLParagraphElement>('live-status');
 
 let client: PlantStoreClient | undefined;
-let nextAfter: bigint | undefined;
 
-function say(element: HTMLElement, text: string, failed = false): void {
-  element.textContent = text;
-  element.classList.toggle('failed', failed);
+const actions: RowActions = {
+  edit: (id) => {
+    if (client !== undefined) void openEditor(client, id, edited);
+  },
+  remove: (id) => void deletePlant(id),
+};
+
+function edited(plant: StoredPlant): void {
+  showPlant(plant, actions);
+  say(listMessage, `Saved plant ${plant.id}.`);
 }
 
-function row(plant: StoredPlant): HTMLTableRowElement {
-  const tr = document.createElement('tr');
-  tr.dataset.id = plant.id.toString();
-  for (const [text, className] of [[plant.id.toString(), 'id'], [plant.name, 'name'], [plant.tag ?? '', 'tag']]) {
-    const td = document.createElement('td');
-    td.textContent = text ?? '';
-    td.className = className ?? '';
-    tr.append(td);
-  }
-  const remove = document.createElement('button');
-  remove.type = 'button';
-  remove.textContent = 'Delete';
-  remove.addEventListener('click', () => void deletePlant(plant.id, tr));
-  const cell = document.createElement('td');
-  cell.append(remove);
-  tr.append(cell);
-  return tr;
-}
-
-async function loadPage(reset: boolean): Promise<void> {
-  if (client === undefined) return;
-  try {
-    const page = await client.listPlants({ limit: PAGE_SIZE, after: reset ? undefined : nextAfter });
-    if (reset) rows.replaceChildren();
-    rows.append(...page.plants.map(row));
-    nextAfter = page.nextAfter;
-    loadMore.hidden = nextAfter === undefined;
-    say(listMessage, '');
-  } catch (error) {
-    say(listMessage, describe(error), true);
-  }
-}
-
-async function deletePlant(id: bigint, tr: HTMLTableRowElement): Promise<void> {
+async function deletePlant(id: bigint): Promise<void> {
   try {
     await client?.deletePlant(id);
-    tr.remove();
+    removePlant(id);
     say(listMessage, `Deleted plant ${id}.`);
   } catch (error) {
     say(listMessage, describe(error), true);
   }
 }
 
-function describe(error: unknown): string {
-  if (error instanceof PlantStoreError) return `${error.message} (error ${error.code})`;
-  return `The service could not be reached: ${(error as Error).message}`;
-}
-
-function showFieldErrors(fields: readonly { field: string; message: string }[]): void {
-  for (const slot of createForm.querySelectorAll<HTMLElement>('[data-error-for]')) {
-    const problem = fields.find((entry) => entry.field === slot.dataset.errorFor);
-    slot.textContent = problem?.message ?? '';
-    createForm.querySelector(`[name="${slot.dataset.errorFor}"]`)?.setAttribute('aria-invalid', String(problem !== undefined));
+/**
+ * The change feed, from login until the page closes. The first page loads once the stream is open, so a change
+ * committed meanwhile comes on the stream and none falls between; a reset (the feed lost track) reloads it.
+ */
+async function follow(using: PlantStoreClient): Promise<void> {
+  let loaded = false;
+  try {
+    for await (const change of using.changes()) {
+      if (change.type === 'open') {
+        say(liveStatus, 'Live: changes made elsewhere show here.');
+        if (!loaded) await loadPage(using, actions, true);
+        loaded = true;
+      } else if (change.type === 'reset') await loadPage(using, actions, true);
+      else if (change.type === 'plant.deleted') removePlant(change.id);
+      else showPlant(change.plant, actions);
+    }
+  } catch (error) {
+    say(liveStatus, `Live updates stopped: ${describe(error)}`, true);
+    if (!loaded) await loadPage(using, actions, true);
   }
 }
 
@@ -92,14 +75,16 @@ loginForm.addEventListener('submit', (event) => {
   loginForm.hidden = true;
   byId<HTMLElement>('app').hidden = false;
   byId<HTMLInputElement>('plant-id').value = newPlantId().toString();
-  void loadPage(true);
+  void follow(client);
 });
 
 byId<HTMLButtonElement>('new-id').addEventListener('click', () => {
   byId<HTMLInputElement>('plant-id').value = newPlantId().toString();
 });
 
-loadMore.addEventListener('click', () => void loadPage(false));
+byId<HTMLButtonElement>('load-more').addEventListener('click', () => {
+  if (client !== undefined) void loadPage(client, actions, false);
+});
 
 createForm.addEventListener('submit', (event) => {
   event.preventDefault();
@@ -109,17 +94,18 @@ createForm.addEventListener('submit', (event) => {
     const id = readId(value('id'));
     const tag = value('tag');
     if (id === undefined) {
-      showFieldErrors([{ field: 'id', message: 'must be an integer (digits only)' }]);
+      showFieldErrors(createForm, [{ field: 'id', message: 'must be an integer (digits only)' }]);
       return;
     }
     try {
       const plant = await client.createPlant({ id, name: value('name'), ...(tag === '' ? {} : { tag }) });
-      showFieldErrors([]);
-      say(createMessage, `Created ${plant.name} with id ${id}.`);
+      showFieldErrors(createForm, []);
       byId<HTMLInputElement>('plant-id').value = newPlantId().toString();
-      await loadPage(true);
+      // Back to the first page, where the new plant is shown in id order (the feed brings it to other tabs).
+      await loadPage(client, actions, true);
+      say(createMessage, `Created ${plant.name} with id ${id}.`);
     } catch (error) {
-      showFieldErrors(error instanceof PlantStoreError ? (error.fields ?? []) : []);
+      showFieldErrors(createForm, error instanceof PlantStoreError ? (error.fields ?? []) : []);
       say(createMessage, describe(error), true);
     }
   })();
