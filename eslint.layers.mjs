@@ -12,12 +12,14 @@ export const LAYERS = {
   'src/plants': ['src/db'],
   'src/webhooks': ['src/db', 'src/plants'],
   'src/store': ['src/db', 'src/plants', 'src/webhooks'],
-  'src/metrics': ['src/plants', 'src/webhooks'],
+  'src/metrics': ['src/backup', 'src/plants', 'src/webhooks'],
+  'src/backup': ['src/db', 'src/http', 'src/plants'],
+  'src/cli': ['src/backup', 'src/db'],
   'src/http': ['src/auth'],
   'src/openapi-responses.ts': [],
   'src/openapi.ts': ['src/openapi-responses.ts', 'src/plants', 'src/webhooks'],
   'src/app.ts': ['src/auth', 'src/docs', 'src/http', 'src/metrics', 'src/openapi.ts', 'src/plants'],
-  'src/service.ts': ['src/app.ts', 'src/auth', 'src/http', 'src/metrics', 'src/store'],
+  'src/service.ts': ['src/app.ts', 'src/auth', 'src/backup', 'src/http', 'src/metrics', 'src/store'],
   'src/server.ts': ['src/service.ts'],
 };
 
