@@ -24,7 +24,7 @@ import {
   throughputRatio,
 } from './lib';
 
-let template: string | undefined;
+const templates = new Map<number, string>();
 
 // Ceiling F: ceiling C plus the service's own durable group-committed insert, no logs (bench/ceiling-durable-server.ts).
 const CEILING_F = { script: 'ceiling-durable-server.js', label: 'ceiling F' };
@@ -38,10 +38,11 @@ const cpuRatio = (runs: Figures[], against: Figures[]): string => {
   return `${f2(ratio)} (rounds ${runs.map((run, index) => f2(run.cpuPerRequestUs / (against[index]?.cpuPerRequestUs ?? Number.NaN))).join(', ')})`;
 };
 
-/** A SQLite store of `count` plants (ids 1..count), made once per run and copied by each section that needs it. */
+/** A SQLite store of `count` plants (ids 1..count), made once per run and count, and copied by each section that needs it. */
 export async function storeOfPlants(count: number = STORED): Promise<string> {
-  if (template !== undefined) return template;
-  const url = freshStore('template-1m');
+  const made = templates.get(count);
+  if (made !== undefined) return made;
+  const url = freshStore(`template-${count}`);
   // The service creates and migrates the file itself, so the schema is exactly its own.
   const server = await start('service', url);
   await server.stop();
@@ -53,7 +54,7 @@ export async function storeOfPlants(count: number = STORED): Promise<string> {
   })();
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.close();
-  template = file;
+  templates.set(count, file);
   return file;
 }
 

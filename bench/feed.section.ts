@@ -3,7 +3,6 @@
 // that receive every change at half the create rate; the service's peak RSS with 1,000 streams open.
 import http from 'node:http';
 import type autocannon from 'autocannon';
-import Database from 'better-sqlite3';
 import {
   alternate,
   f1,
@@ -21,30 +20,11 @@ import {
   type SectionResult,
   throughputRatio,
 } from './lib';
+import { storeOfPlants } from './create.section';
 
 const SEEDED = 100_000;
 // Streams hold a connection each: room for them and the load generator's 50.
 const STREAM_ENV = { MAX_CONNECTIONS: '3000', EVENTS_MAX_STREAMS: '2000' };
-
-let template: string | undefined;
-
-/** A store of SEEDED plants (ids 1..SEEDED) for PATCH to edit, made once: the service migrates it, we fill it. */
-async function storeToEdit(): Promise<string> {
-  if (template !== undefined) return template;
-  const url = freshStore('feed-template');
-  const server = await start('service', url);
-  await server.stop();
-  const file = url.slice('file:'.length);
-  const db = new Database(file);
-  const insert = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?)');
-  db.transaction(() => {
-    for (let id = 1; id <= SEEDED; id += 1) insert.run(id, `Seeded plant ${id}`, 'seeded');
-  })();
-  db.pragma('wal_checkpoint(TRUNCATE)');
-  db.close();
-  template = file;
-  return file;
-}
 
 let edits = 0;
 const patchRequests: autocannon.Request[] = [
@@ -126,7 +106,7 @@ const percentile = (values: number[], p: number): number => {
 
 export async function feedSection(): Promise<SectionResult> {
   console.error(`building a store of ${SEEDED.toLocaleString('en')} plants to edit…`);
-  const seeded = await storeToEdit();
+  const seeded = await storeOfPlants(SEEDED);
   const edit = await alternate({
     create: () => measure('service', freshStore('feed-create', seeded)),
     patch: () => measure('service', freshStore('feed-patch', seeded), { requests: patchRequests }),
