@@ -4,7 +4,7 @@ import { deliver, subscriberOf, UNREACHABLE, type InFlightAttempt, type Subscrib
 import { Circuit } from './circuit';
 import { decodeSecret } from './event';
 import type { OutboxEvent, OutboxStore, Settlement } from './outbox';
-import { DeliveryPace, eventLoopUtilization, FloorCredits, PACE_EVERY_MS, type LoopUtilization } from './pace';
+import { DeliveryPace, eventLoopDelay, FloorCredits, PACE_EVERY_MS, type LoopDelay } from './pace';
 import { PRUNE_EVERY_MS, pruneOutbox } from './retention';
 import { expiredSettlement, logExpired, logFailedAttempt, retryWindowMs, settlementOf } from './retry';
 import { ignoreWebhooks, type WebhookObserver } from './webhook-observer';
@@ -34,8 +34,8 @@ export type DispatcherOptions = {
   pollMs?: number;
   /** Attempt outcomes are written in batches: one transaction per batch, not one per delivery. */
   settleEveryMs?: number;
-  /** The saturation signal (event-loop utilization since the last call); Node's own unless a test injects one. */
-  loop?: LoopUtilization;
+  /** The saturation signal (the event loop's mean delay in ms since the last call); Node's own unless a test injects one. */
+  loop?: LoopDelay;
 };
 
 // Outcomes written at once past this many: until written their events stay held, and a claim reads past them.
@@ -63,6 +63,8 @@ export class WebhookDispatcher {
   private readonly observer: WebhookObserver;
   private readonly inFlight = new Map<string, InFlightAttempt>();
   private readonly pace: DeliveryPace;
+  /** Node's loop-delay monitor, from start() to stop(), unless a test injects the signal. */
+  private monitor?: ReturnType<typeof eventLoopDelay>;
   private settlements: Settlement[] = [];
   private settling: Promise<void> = Promise.resolve();
   private timers: NodeJS.Timeout[] = [];
@@ -79,7 +81,7 @@ export class WebhookDispatcher {
     this.settleEveryMs = options.settleEveryMs ?? 100;
     this.observer = options.observer ?? ignoreWebhooks;
     const { store } = options;
-    this.pace = new DeliveryPace(config.connections, options.loop ?? eventLoopUtilization());
+    this.pace = new DeliveryPace(config.connections, options.loop ?? (() => this.monitor?.read() ?? 0));
     this.observer.backlogFrom(async () => ({ ...(await store.backlog()), limit: this.pace.limit }));
     // A subscriber that refused a connection is probed after this long, then less and less often.
     const firstProbeMs = Math.min(1000, ...config.retryScheduleMs);
@@ -101,6 +103,7 @@ export class WebhookDispatcher {
       (err: unknown) => logger.error({ err }, 'webhook outbox: cannot retire events of removed subscribers'),
     );
     this.timers.push(setInterval(this.poll, this.pollMs), setInterval(() => void this.flush(), this.settleEveryMs));
+    if (this.options.loop === undefined) this.monitor = eventLoopDelay();
     this.timers.push(setInterval(() => void this.prune(), PRUNE_EVERY_MS), setInterval(this.repace, PACE_EVERY_MS));
     void this.prune();
     this.wake();
@@ -134,6 +137,7 @@ export class WebhookDispatcher {
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true;
     for (const timer of this.timers) clearInterval(timer);
+    this.monitor?.stop();
     if (this.inFlight.size > 0) {
       await new Promise<void>((resolve) => {
         const deadline = setTimeout(resolve, timeoutMs);

@@ -1,4 +1,4 @@
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 /**
  * How many deliveries a subscriber may have under way at once: all of WEBHOOK_CONNECTIONS while the event loop
@@ -8,24 +8,31 @@ import { performance } from 'node:perf_hooks';
  * It only paces; it never drops an event (what waits stays pending in the outbox).
  */
 
-/** Event-loop utilization (0 to 1) since the previous call: the saturation signal, injected in tests. */
-export type LoopUtilization = () => number;
+/** The event loop's mean delay in ms since the previous call: the saturation signal, injected in tests. */
+export type LoopDelay = () => number;
 
 export const CREATES_PER_DELIVERY = 10;
 /** How often the dispatcher samples the loop and adjusts the limit. */
 export const PACE_EVERY_MS = 100;
-// At or above: saturated (when creates came in the window). Below SLACK: room to spare.
-const SATURATED = 0.9;
-const SLACK = 0.75;
+// Mean delay at or above SATURATED_MS: requests wait for the loop (when creates came in the window). Below
+// SLACK_MS: room to spare. Not utilization: the store's fsync blocks the loop without using the core, so at half
+// the create rate the loop is as busy as at saturation (small group commits, more fsyncs), yet nothing waits long.
+const SATURATED_MS = 10;
+const SLACK_MS = 7;
+const RESOLUTION_MS = 5;
 
-/** Node's own measure: the share of the time since the last call the loop spent running callbacks. */
-export function eventLoopUtilization(): LoopUtilization {
-  let last = performance.eventLoopUtilization();
-  return () => {
-    const now = performance.eventLoopUtilization();
-    const { utilization } = performance.eventLoopUtilization(now, last);
-    last = now;
-    return utilization;
+/** Node's own measure of how late its timers run: the time work waits for the loop. Stopped with `stop()`. */
+export function eventLoopDelay(): { read: LoopDelay; stop(): void } {
+  const histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+  histogram.enable();
+  return {
+    read: () => {
+      // No sample in the window: one callback held the loop throughout, which is saturation.
+      const mean = histogram.count === 0 ? Infinity : histogram.mean / 1e6;
+      histogram.reset();
+      return mean;
+    },
+    stop: () => histogram.disable(),
   };
 }
 
@@ -35,7 +42,7 @@ export class DeliveryPace {
 
   constructor(
     private readonly max: number,
-    private readonly utilization: LoopUtilization,
+    private readonly delay: LoopDelay,
   ) {
     this.current = max;
   }
@@ -55,11 +62,11 @@ export class DeliveryPace {
    * backlog draining on an otherwise idle process), it doubles back up to the maximum. In between it holds.
    */
   sample(): void {
-    const busy = this.utilization();
+    const delay = this.delay();
     const created = this.created;
     this.created = 0;
-    if (busy >= SATURATED && created > 0) this.current = Math.max(1, Math.floor(this.current / 2));
-    else if (busy < SLACK || created === 0) this.current = Math.min(this.max, this.current * 2);
+    if (delay >= SATURATED_MS && created > 0) this.current = Math.max(1, Math.floor(this.current / 2));
+    else if (delay < SLACK_MS || created === 0) this.current = Math.min(this.max, this.current * 2);
   }
 }
 

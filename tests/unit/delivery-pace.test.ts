@@ -1,7 +1,8 @@
 import { DeliveryPace, FloorCredits } from '../../src/webhooks/pace';
 
 const MAX = 64;
-const saturated = () => 1;
+// The event loop's mean delay in ms over a window: requests waiting for it, or not.
+const saturated = () => 50;
 
 /** A subscriber that answers every attempt within the window it was started in. */
 function runWindows(pace: DeliveryPace, credits: FloorCredits, windows: number, createsPerWindow: number): number {
@@ -34,19 +35,19 @@ describe('webhook delivery pace', () => {
     expect(limits).toEqual([32, 16, 8, 4, 2, 1, 1, 1]);
   });
 
-  it('when the loop has slack again, or no create comes while it is busy (a backlog draining), then the limit doubles back to WEBHOOK_CONNECTIONS', () => {
-    let busy = 1;
-    const pace = new DeliveryPace(MAX, () => busy);
+  it('when the loop has slack again, or no create comes while it is late (a backlog draining), then the limit doubles back to WEBHOOK_CONNECTIONS', () => {
+    let delayMs = 50;
+    const pace = new DeliveryPace(MAX, () => delayMs);
     for (let window = 0; window < 8; window += 1) {
       pace.recorded(50);
       pace.sample();
     }
 
-    busy = 0.5;
+    delayMs = 1;
     pace.recorded(50);
     pace.sample();
     const withSlack = pace.limit;
-    busy = 1;
+    delayMs = 50;
     const draining = Array.from({ length: 6 }, () => {
       pace.sample();
       return pace.limit;
@@ -55,11 +56,11 @@ describe('webhook delivery pace', () => {
     expect({ withSlack, draining }).toEqual({ withSlack: 2, draining: [4, 8, 16, 32, 64, 64] });
   });
 
-  it('when the loop is between slack and saturation, then the limit holds', () => {
+  it('when the loop is late but not saturated, then the limit holds', () => {
     const pace = new DeliveryPace(MAX, saturated);
     pace.recorded(1);
     pace.sample();
-    const held = new DeliveryPace(MAX, () => 0.8);
+    const held = new DeliveryPace(MAX, () => 8);
 
     held.recorded(10);
     held.sample();
