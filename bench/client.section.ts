@@ -9,16 +9,23 @@ import { freshStore, median, start, TOKEN, type SectionResult } from './lib';
 
 const CALLS = Number(process.env.BENCH_CLIENT_CALLS ?? 3000);
 const BLOCK = 250;
+// Unrecorded calls of each side before the first block: JIT, connections and the store's first pages warm for both.
+const WARMUP = 500;
 const PARSES = 300;
 
 type Side = { wallUs: number; cpuUs: number };
 type Call = () => Promise<unknown>;
 
 /**
- * Runs CALLS calls of each side in blocks of BLOCK, A then B, then B then A, so neither side always goes first;
+ * After WARMUP unrecorded calls of each side, interleaved, runs CALLS calls of each side in blocks of BLOCK, A
+ * then B, then B then A, so neither side always goes first;
  * returns each side's median wall µs and caller CPU µs per call over its blocks.
  */
 async function compare(a: Call, b: Call): Promise<[Side, Side]> {
+  for (let i = 0; i < WARMUP; i += 1) {
+    await a();
+    await b();
+  }
   const wall: [number[], number[]] = [[], []];
   const cpu: [number[], number[]] = [[], []];
   for (let block = 0; block < CALLS / BLOCK; block += 1) {
