@@ -63,7 +63,8 @@ const matches = (expected: Expected | undefined, version: bigint) => expected ==
  * after the commit that holds its write. A write that fails on its own (a bug, not a full or locked store) fails
  * alone: its savepoint undoes the change and its event together. Reads are plain synchronous SELECTs on the same
  * connection: they run between commits, never inside one, so a read waits at most for the commit already running.
- * One process owns the file, so positions are counted here (`lastPos`), and put back when a batch rolls back.
+ * Positions are counted here (`lastPos`), taken from the file's record at the start of each batch (an import may
+ * have written events since), and put back when a write rolls back.
  */
 export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
   private pending: Pending[] = [];
@@ -140,6 +141,8 @@ export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
     // A nested transaction is a savepoint: a write that throws takes its event (and its position) back with it.
     const applyOne = db.transaction(apply);
     this.commitBatch = db.transaction((batch: Pending[]) => {
+      // Read again under the write lock: `plant-store import` numbers the events it writes after the same record.
+      this.lastPos = this.events.lastWritten();
       const at = Date.now();
       return batch.map((write) => {
         const before = this.lastPos;
