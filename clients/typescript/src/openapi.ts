@@ -1395,7 +1395,7 @@ export interface operations {
                 "webhook-timestamp": number;
                 /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's decoded bytes. */
                 "webhook-signature": string;
-                /** @description W3C Trace Context: sent only when the create came with a valid traceparent; the same trace id, a new span id per attempt. */
+                /** @description W3C Trace Context: sent only when the request that made the change (the create, edit or delete) came with a valid traceparent; the same trace id, a new span id per attempt. */
                 traceparent?: string;
             };
             path?: never;
@@ -1427,7 +1427,7 @@ export interface operations {
                 "webhook-timestamp": number;
                 /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's decoded bytes. */
                 "webhook-signature": string;
-                /** @description W3C Trace Context: sent only when the create came with a valid traceparent; the same trace id, a new span id per attempt. */
+                /** @description W3C Trace Context: sent only when the request that made the change (the create, edit or delete) came with a valid traceparent; the same trace id, a new span id per attempt. */
                 traceparent?: string;
                 /** @description The type of the change: `plant.updated`. */
                 "webhook-event-type": "plant.updated";
@@ -1465,7 +1465,7 @@ export interface operations {
                 "webhook-timestamp": number;
                 /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's decoded bytes. */
                 "webhook-signature": string;
-                /** @description W3C Trace Context: sent only when the create came with a valid traceparent; the same trace id, a new span id per attempt. */
+                /** @description W3C Trace Context: sent only when the request that made the change (the create, edit or delete) came with a valid traceparent; the same trace id, a new span id per attempt. */
                 traceparent?: string;
                 /** @description The type of the change: `plant.deleted`. */
                 "webhook-event-type": "plant.deleted";
