@@ -1,7 +1,8 @@
 /**
  * Export from and import into PostgreSQL, on connections of their own. The export reads one REPEATABLE READ
  * snapshot in id order; the import is one transaction (the migrations run first, as the service runs them, and
- * stay applied), a page of rows per statement, so it lands whole or not at all.
+ * stay applied), a page of rows per statement, so it lands whole or not at all. Each plant it inserts gets its
+ * plant.created change event in the same statement, with a position from the feed's counter, and no webhook.
  */
 import pg from 'pg';
 import { loadPostgresMigrations, migratePostgres } from '../db/migrate.postgres';
@@ -55,12 +56,26 @@ export async function exportPostgres(options: PostgresOptions): Promise<PlantExp
 
 type Pending = { plant: NewPlant; line: number };
 
-// A page in one statement; the ids that were not inserted were stored already and are compared next.
+// The feed's counter row (migrations/postgres/005), held from here to the commit: positions are taken as the
+// service takes them, so they become visible in the order they are numbered, and the service's writes wait.
+const LOCK_COUNTER_SQL = 'SELECT last_pos FROM plant_event_counter FOR UPDATE';
+// A page in one statement: the plants not stored yet, each with its plant.created event, numbered after $4 in
+// line order; the ids that were not inserted were stored already and are compared next. The counter row lock
+// keeps every other writer of plants out (they all take it first), so NOT EXISTS cannot race an insert.
 const INSERT_SQL = `
-  INSERT INTO plants (id, name, tag)
-  SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[])
-  ON CONFLICT (id) DO NOTHING
-  RETURNING id`;
+  WITH input AS (
+    SELECT u.id, u.name, u.tag, u.ord FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS u(id, name, tag, ord)
+  ), fresh AS MATERIALIZED (
+    SELECT i.id, i.name, i.tag, $4::bigint + row_number() OVER (ORDER BY i.ord) AS pos
+    FROM input i WHERE NOT EXISTS (SELECT 1 FROM plants p WHERE p.id = i.id)
+  ), stored AS (
+    INSERT INTO plants (id, name, tag, version) SELECT id, name, tag, pos FROM fresh RETURNING id
+  ), events AS (
+    INSERT INTO plant_events (pos, kind, plant_id, name, tag, at) SELECT pos, 'created', id, name, tag, $5::bigint FROM fresh
+  )
+  SELECT id FROM stored`;
+// Writes the counter back and wakes the feed of every replica, both when the transaction commits.
+const ADVANCE_COUNTER_SQL = "WITH advanced AS (UPDATE plant_event_counter SET last_pos = $1) SELECT pg_notify('plant_events', $1::text)";
 const STORED_SQL = 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])';
 
 const differs = (plant: NewPlant, stored: { name: string; tag: string | null }) => stored.name !== plant.name || stored.tag !== (plant.tag ?? null);
@@ -70,6 +85,8 @@ export async function importPostgres(options: PostgresOptions, lines: AsyncItera
   const client = await connect(options);
   let read = 0;
   let inserted = 0;
+  let lastPos = 0n;
+  const at = Date.now();
   const flush = async (page: Pending[]): Promise<void> => {
     if (page.length === 0) return;
     // Ids repeated within the page: the statement cannot tell them apart, so they are compared here.
@@ -86,8 +103,15 @@ export async function importPostgres(options: PostgresOptions, lines: AsyncItera
       }
     }
     const ids = unique.map((entry) => entry.plant.id.toString());
-    const created = await client.query<{ id: bigint }>(INSERT_SQL, [ids, unique.map((entry) => entry.plant.name), unique.map((entry) => entry.plant.tag ?? null)]);
+    const created = await client.query<{ id: bigint }>(INSERT_SQL, [
+      ids,
+      unique.map((entry) => entry.plant.name),
+      unique.map((entry) => entry.plant.tag ?? null),
+      lastPos.toString(),
+      at,
+    ]);
     inserted += created.rows.length;
+    lastPos += BigInt(created.rows.length);
     const createdIds = new Set(created.rows.map((row) => row.id));
     const already = unique.filter((entry) => !createdIds.has(entry.plant.id));
     if (already.length > 0) {
@@ -106,6 +130,8 @@ export async function importPostgres(options: PostgresOptions, lines: AsyncItera
   };
   try {
     await client.query('BEGIN');
+    lastPos = (await client.query<{ last_pos: bigint }>(LOCK_COUNTER_SQL)).rows[0]?.last_pos ?? 0n;
+    const firstPos = lastPos;
     const count = async () => Number((await client.query<{ n: bigint }>('SELECT count(*) AS n FROM plants')).rows[0]?.n ?? 0n);
     const before = await count();
     let page: Pending[] = [];
@@ -135,6 +161,7 @@ export async function importPostgres(options: PostgresOptions, lines: AsyncItera
     await flush(page);
     const after = await count();
     if (after !== before + inserted) throw new ImportError(`PostgreSQL holds ${after} plants after the import, expected ${before + inserted}; nothing was imported`);
+    if (lastPos !== firstPos) await client.query(ADVANCE_COUNTER_SQL, [lastPos.toString()]);
     await client.query('COMMIT');
     return { lines: read, inserted, unchanged: read - inserted, before, after };
   } catch (error) {

@@ -1,6 +1,7 @@
 /**
  * Export from and import into a SQLite store. The export reads one snapshot (a read transaction, so a service can
- * keep writing); the import is one write transaction, migrations included, so it lands whole or not at all.
+ * keep writing); the import is one write transaction, migrations included, so it lands whole or not at all. Each
+ * plant it inserts gets its plant.created change event in that transaction, and no webhook.
  */
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
@@ -60,7 +61,15 @@ export async function importSqlite(file: string, lines: AsyncIterable<[string, n
     db.exec('BEGIN IMMEDIATE');
     migrate(db, loadMigrations());
     const count = db.prepare('SELECT count(*) FROM plants').pluck();
-    const insert = db.prepare<[bigint, string, string | null]>('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING');
+    const insert = db.prepare<[bigint, string, string | null, bigint]>(
+      'INSERT INTO plants (id, name, tag, version) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
+    );
+    // Each new plant's plant.created event, numbered after the last position ever written (AUTOINCREMENT's record).
+    const event = db.prepare<[bigint, bigint, string, string | null, number]>(
+      "INSERT INTO plant_events (pos, kind, plant_id, name, tag, at) VALUES (?, 'created', ?, ?, ?, ?)",
+    );
+    let lastPos = (db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'plant_events'").pluck().get() as bigint | undefined) ?? 0n;
+    const at = Date.now();
     const stored = db.prepare<[bigint], { name: string; tag: string | null }>('SELECT name, tag FROM plants WHERE id = ?');
     const before = Number(count.get());
     let read = 0;
@@ -69,7 +78,9 @@ export async function importSqlite(file: string, lines: AsyncIterable<[string, n
       const plant = parsePlantLine(text, line);
       read += 1;
       const tag = plant.tag ?? null;
-      if (insert.run(plant.id, plant.name, tag).changes === 1) {
+      if (insert.run(plant.id, plant.name, tag, lastPos + 1n).changes === 1) {
+        lastPos += 1n;
+        event.run(lastPos, plant.id, plant.name, tag, at);
         inserted += 1;
         continue;
       }

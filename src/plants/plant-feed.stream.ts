@@ -46,6 +46,12 @@ export const frameOf = (event: ChangeEvent): string => `event: plant.${event.kin
 
 export const controlFrame = (name: string, pos: bigint, data: string): string => `event: ${name}\nid: ${pos}\ndata: ${data}\n\n`;
 
+/**
+ * A block with only an id: per the WHATWG format it sets the reader's last event id and dispatches nothing, so a
+ * reader that reconnects before any event resumes from where its stream started.
+ */
+export const positionFrame = (pos: bigint): string => `id: ${pos}\n\n`;
+
 /** A filtered stream sees an event about its tag, and an edit that takes a plant out of it. */
 export const concerns = (tag: string | undefined, event: ChangeEvent): boolean => tag === undefined || event.tag === tag || event.prevTag === tag;
 

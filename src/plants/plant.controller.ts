@@ -150,12 +150,14 @@ export class PlantController {
       const message = `must be the id in the path (${id}), or left out; an id cannot be changed`;
       throw new AppError('invalid_field', `id: ${message}`, { fields: [{ field: 'id', code: 'mismatch', message }] });
     }
-    const { plant, version } = await this.service.update(id, patch, expectedVersions(req.headers['if-match']));
+    const { trace } = localsOf(res);
+    const { plant, version } = await this.service.update(id, patch, expectedVersions(req.headers['if-match']), trace === undefined ? undefined : { trace });
     sendPlants(res.set('ETag', etagOf(version)), plantJson(plant));
   };
 
   delete = async (req: Request, res: Response): Promise<void> => {
-    await this.service.delete(parseId(req.params.id as string), expectedVersions(req.headers['if-match']));
+    const { trace } = localsOf(res);
+    await this.service.delete(parseId(req.params.id as string), expectedVersions(req.headers['if-match']), trace === undefined ? undefined : { trace });
     res.status(204).end();
   };
 

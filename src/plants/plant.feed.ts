@@ -8,7 +8,7 @@
 import type { Logger } from '../logger';
 import { AppError } from '../errors';
 import type { ChangeEvent, ChangeSignal, PlantEventLog } from './plant-events';
-import { concerns, controlFrame, frameOf, HEARTBEAT, Stream, type FeedConfig, type FeedObserver, type Sink, type StreamStart } from './plant-feed.stream';
+import { concerns, controlFrame, frameOf, HEARTBEAT, positionFrame, Stream, type FeedConfig, type FeedObserver, type Sink, type StreamStart } from './plant-feed.stream';
 
 export type { FeedConfig, FeedObserver, Sink, StreamStart } from './plant-feed.stream';
 
@@ -67,7 +67,7 @@ export class PlantFeed {
 
   /**
    * Opens a stream: checks the limit and the store (throwing the AppError to answer), then calls `begin` for the
-   * sink once the answer is sure, and sends what the position asks for: a reset, the events since, then live.
+   * sink once the answer is sure, and sends what the position asks for: its position (or a reset), the events since, then live.
    */
   async open(start: StreamStart, begin: () => Sink): Promise<void> {
     if (this.stopped) throw new AppError('shutting_down');
@@ -103,8 +103,9 @@ export class PlantFeed {
         release();
         this.close(stream, false);
       });
+      // The first block always carries the position the stream starts after: a live start has no other.
       if (reset !== undefined) stream.sink.write(controlFrame('reset', reset.pos, `{"reason":"${reset.reason}"}`));
-      else stream.sink.write(HEARTBEAT);
+      else stream.sink.write(positionFrame(from));
       void this.catchUp(stream);
     } catch (error) {
       release();

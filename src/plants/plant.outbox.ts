@@ -10,15 +10,15 @@ import type { NewPlant } from './plant.schemas';
 /**
  * SQLite: called inside the change's transaction, once per plant actually inserted (recordCreated) or edited or
  * deleted (recordChanged, with the plant as stored after an edit, its id alone for a delete); writes one event
- * per subscriber when WEBHOOK_EVENTS names the type.
+ * per subscriber when WEBHOOK_EVENTS names the type, with the caller's trace when the request carried one.
  */
 export type PlantOutbox = {
   recordCreated(plant: NewPlant, trace?: TraceContext): void;
   recordChanged(kind: 'updated' | 'deleted', plant: StoredPlant, trace?: TraceContext): void;
 };
 
-/** One operation of a PostgreSQL batch as the outbox sees it: a create with its plant and trace, or an edit or delete. */
-export type BatchOperation = { kind: 'created'; plant: NewPlant; trace?: TraceContext } | { kind: 'updated' | 'deleted'; id: bigint };
+/** One operation of a PostgreSQL batch as the outbox sees it: a create with its plant, or an edit or delete; each with its trace. */
+export type BatchOperation = { kind: 'created'; plant: NewPlant; trace?: TraceContext } | { kind: 'updated' | 'deleted'; id: bigint; trace?: TraceContext };
 
 /** The group commit alone: plants_change (migrations/postgres/005) with its seven parameters. */
 export const CHANGE_STATEMENT = 'SELECT idx, outcome, stored_name, stored_tag, stored_version FROM plants_change($1, $2, $3, $4, $5, $6, $7)';

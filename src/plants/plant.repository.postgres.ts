@@ -3,7 +3,7 @@ import { AppError } from '../errors';
 import type { Logger } from '../logger';
 import type { ChangeEvent, ChangeKind, ChangeSignal, EventBounds, PlantEventLog } from './plant-events';
 import type {
-  CreateContext,
+  ChangeContext,
   DeleteOutcome,
   Expected,
   FoundPlant,
@@ -49,9 +49,9 @@ function translate(error: unknown): Error {
 
 type Settle<T> = { resolve: (outcome: T) => void; reject: (error: Error) => void };
 type Pending =
-  | ({ kind: 'c'; id: bigint; plant: NewPlant; context?: CreateContext } & Settle<InsertOutcome>)
-  | ({ kind: 'u'; id: bigint; patch: PlantPatch; expected?: Expected } & Settle<UpdateOutcome>)
-  | ({ kind: 'd'; id: bigint; expected?: Expected } & Settle<DeleteOutcome>);
+  | ({ kind: 'c'; id: bigint; plant: NewPlant; context?: ChangeContext } & Settle<InsertOutcome>)
+  | ({ kind: 'u'; id: bigint; patch: PlantPatch; expected?: Expected; context?: ChangeContext } & Settle<UpdateOutcome>)
+  | ({ kind: 'd'; id: bigint; expected?: Expected; context?: ChangeContext } & Settle<DeleteOutcome>);
 
 function toEvent(row: EventRow): ChangeEvent {
   const event: ChangeEvent = { pos: row.pos, kind: row.kind, id: row.plant_id, at: Number(row.at) };
@@ -75,7 +75,9 @@ function changeParams(batch: readonly Pending[]): unknown[] {
 }
 
 const outboxView = (op: Pending): BatchOperation =>
-  op.kind === 'c' ? { kind: 'created', plant: op.plant, trace: op.context?.trace } : { kind: op.kind === 'u' ? 'updated' : 'deleted', id: op.id };
+  op.kind === 'c'
+    ? { kind: 'created', plant: op.plant, trace: op.context?.trace }
+    : { kind: op.kind === 'u' ? 'updated' : 'deleted', id: op.id, trace: op.context?.trace };
 
 /**
  * Group commit on PostgreSQL: creates, edits and deletes that arrive in one event-loop turn go to the server as
@@ -103,16 +105,16 @@ export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
     this.ready = true;
   }
 
-  insertOrGet(plant: NewPlant, context?: CreateContext): Promise<InsertOutcome> {
+  insertOrGet(plant: NewPlant, context?: ChangeContext): Promise<InsertOutcome> {
     return new Promise((resolve, reject) => this.enqueue({ kind: 'c', id: plant.id, plant, context, resolve, reject }));
   }
 
-  update(id: bigint, patch: PlantPatch, expected?: Expected): Promise<UpdateOutcome> {
-    return new Promise((resolve, reject) => this.enqueue({ kind: 'u', id, patch, expected, resolve, reject }));
+  update(id: bigint, patch: PlantPatch, expected?: Expected, context?: ChangeContext): Promise<UpdateOutcome> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'u', id, patch, expected, context, resolve, reject }));
   }
 
-  delete(id: bigint, expected?: Expected): Promise<DeleteOutcome> {
-    return new Promise((resolve, reject) => this.enqueue({ kind: 'd', id, expected, resolve, reject }));
+  delete(id: bigint, expected?: Expected, context?: ChangeContext): Promise<DeleteOutcome> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'd', id, expected, context, resolve, reject }));
   }
 
   /**

@@ -6,7 +6,7 @@ import { isStoreFault, type SqliteHealth } from '../db/sqlite-health';
 import type { ChangeEvent, ChangeSignal, EventBounds, PlantEventLog } from './plant-events';
 import { SqliteEventLog } from './plant-events.sqlite';
 import type {
-  CreateContext,
+  ChangeContext,
   DeleteOutcome,
   Expected,
   FoundPlant,
@@ -50,9 +50,9 @@ function translateRead(error: unknown): Error {
 
 // One write of a batch, answered with its own outcome.
 type Pending =
-  | { kind: 'c'; plant: NewPlant; context?: CreateContext; resolve: (outcome: InsertOutcome) => void; reject: (error: Error) => void }
-  | { kind: 'u'; id: bigint; patch: PlantPatch; expected?: Expected; resolve: (outcome: UpdateOutcome) => void; reject: (error: Error) => void }
-  | { kind: 'd'; id: bigint; expected?: Expected; resolve: (outcome: DeleteOutcome) => void; reject: (error: Error) => void };
+  | { kind: 'c'; plant: NewPlant; context?: ChangeContext; resolve: (outcome: InsertOutcome) => void; reject: (error: Error) => void }
+  | { kind: 'u'; id: bigint; patch: PlantPatch; expected?: Expected; context?: ChangeContext; resolve: (outcome: UpdateOutcome) => void; reject: (error: Error) => void }
+  | { kind: 'd'; id: bigint; expected?: Expected; context?: ChangeContext; resolve: (outcome: DeleteOutcome) => void; reject: (error: Error) => void };
 type Outcome = InsertOutcome | UpdateOutcome | DeleteOutcome;
 
 const matches = (expected: Expected | undefined, version: bigint) => expected === undefined || expected.includes(version);
@@ -63,7 +63,8 @@ const matches = (expected: Expected | undefined, version: bigint) => expected ==
  * after the commit that holds its write. A write that fails on its own (a bug, not a full or locked store) fails
  * alone: its savepoint undoes the change and its event together. Reads are plain synchronous SELECTs on the same
  * connection: they run between commits, never inside one, so a read waits at most for the commit already running.
- * One process owns the file, so positions are counted here (`lastPos`), and put back when a batch rolls back.
+ * Positions are counted here (`lastPos`), taken from the file's record at the start of each batch (an import may
+ * have written events since), and put back when a write rolls back.
  */
 export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
   private pending: Pending[] = [];
@@ -125,7 +126,7 @@ export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
       if (write.kind === 'd') {
         remove.run(write.id);
         record({ kind: 'deleted', id: write.id, tag, at });
-        outbox?.recordChanged('deleted', { id: write.id, name: row.name });
+        outbox?.recordChanged('deleted', { id: write.id, name: row.name }, write.context?.trace);
         return 'deleted';
       }
       const name = write.patch.name ?? row.name;
@@ -134,12 +135,14 @@ export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
       update.run(name, next ?? null, version, write.id);
       record({ kind: 'updated', id: write.id, name, tag: next, prevTag: tag, at });
       const stored = next === undefined ? { id: write.id, name } : { id: write.id, name, tag: next };
-      outbox?.recordChanged('updated', stored);
+      outbox?.recordChanged('updated', stored, write.context?.trace);
       return { outcome: 'updated', stored, version };
     };
     // A nested transaction is a savepoint: a write that throws takes its event (and its position) back with it.
     const applyOne = db.transaction(apply);
     this.commitBatch = db.transaction((batch: Pending[]) => {
+      // Read again under the write lock: `plant-store import` numbers the events it writes after the same record.
+      this.lastPos = this.events.lastWritten();
       const at = Date.now();
       return batch.map((write) => {
         const before = this.lastPos;
@@ -156,16 +159,16 @@ export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
     });
   }
 
-  insertOrGet(plant: NewPlant, context?: CreateContext): Promise<InsertOutcome> {
+  insertOrGet(plant: NewPlant, context?: ChangeContext): Promise<InsertOutcome> {
     return new Promise((resolve, reject) => this.enqueue({ kind: 'c', plant, context, resolve, reject }));
   }
 
-  update(id: bigint, patch: PlantPatch, expected?: Expected): Promise<UpdateOutcome> {
-    return new Promise((resolve, reject) => this.enqueue({ kind: 'u', id, patch, expected, resolve, reject }));
+  update(id: bigint, patch: PlantPatch, expected?: Expected, context?: ChangeContext): Promise<UpdateOutcome> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'u', id, patch, expected, context, resolve, reject }));
   }
 
-  delete(id: bigint, expected?: Expected): Promise<DeleteOutcome> {
-    return new Promise((resolve, reject) => this.enqueue({ kind: 'd', id, expected, resolve, reject }));
+  delete(id: bigint, expected?: Expected, context?: ChangeContext): Promise<DeleteOutcome> {
+    return new Promise((resolve, reject) => this.enqueue({ kind: 'd', id, expected, context, resolve, reject }));
   }
 
   // Reads answer at once: a synchronous SELECT, wrapped in the promise the store contract asks for.

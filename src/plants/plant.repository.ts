@@ -40,8 +40,8 @@ export type PlantsPage = {
   nextAfter?: bigint;
 };
 
-/** Where a create came from, for what it sets off: the caller's W3C trace, continued by its webhook deliveries. */
-export type CreateContext = { trace?: TraceContext };
+/** Where a change came from, for what it sets off: the caller's W3C trace, continued by its webhook deliveries. */
+export type ChangeContext = { trace?: TraceContext };
 
 /**
  * What PlantService needs from a store, whatever the database: SQL lives in one implementation per dialect
@@ -53,7 +53,7 @@ export type PlantRepository = {
    * Creates for the same id that arrive together see each other in arrival order. A store that writes webhook
    * events stores `context.trace` with the plant's events (the outbox's trace_context), when given.
    */
-  insertOrGet(plant: NewPlant, context?: CreateContext): Promise<InsertOutcome>;
+  insertOrGet(plant: NewPlant, context?: ChangeContext): Promise<InsertOutcome>;
   /** The plant's JSON text (a StoredPlant) and version, or undefined when no plant has the id. */
   findById(id: bigint): Promise<FoundPlant | undefined>;
   /** Ascending id, ids greater than `after` when given, only `tag` when given, at most `limit` plants. */
@@ -63,10 +63,11 @@ export type PlantRepository = {
    * the check; resolves after the commit. Every applied edit is a new version and a plant.updated event, even
    * one that leaves the values as they were.
    */
-  update(id: bigint, patch: PlantPatch, expected?: Expected): Promise<UpdateOutcome>;
+  update(id: bigint, patch: PlantPatch, expected?: Expected, context?: ChangeContext): Promise<UpdateOutcome>;
   /**
    * Resolves after the delete is committed and fsynced. Creates, edits and deletes that arrive together apply in
-   * arrival order, each change with its event in the same transaction.
+   * arrival order, each change with its event in the same transaction. `context.trace`, as for a create, goes
+   * with the edit's or delete's webhook events.
    */
-  delete(id: bigint, expected?: Expected): Promise<DeleteOutcome>;
+  delete(id: bigint, expected?: Expected, context?: ChangeContext): Promise<DeleteOutcome>;
 };

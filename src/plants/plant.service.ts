@@ -1,5 +1,5 @@
 import { AppError } from '../errors';
-import type { CreateContext, Expected, FoundPlant, PlantPatch, PlantRepository, PlantsPage, StoredPlant } from './plant.repository';
+import type { ChangeContext, Expected, FoundPlant, PlantPatch, PlantRepository, PlantsPage, StoredPlant } from './plant.repository';
 import type { ListQuery, NewPlant, Plant } from './plant.schemas';
 
 const notFound = (id: bigint) => new AppError('plant_not_found', `id: no plant has id ${id}.`);
@@ -16,7 +16,7 @@ export class PlantService {
    * The id is the key: the plant as stored again is a safe retry, anything else under that id a conflict. A
    * create replayed after an edit differs from what is stored, so it is a conflict too and changes nothing.
    */
-  async create(plant: NewPlant, context?: CreateContext): Promise<Versioned<Plant>> {
+  async create(plant: NewPlant, context?: ChangeContext): Promise<Versioned<Plant>> {
     const { created, stored, version } = await this.plants.insertOrGet(plant, context);
     if (!created && (stored.name !== plant.name || stored.tag !== plant.tag)) {
       throw new AppError(
@@ -39,15 +39,15 @@ export class PlantService {
     return this.plants.list(query);
   }
 
-  async update(id: bigint, patch: PlantPatch, expected?: Expected): Promise<Versioned<StoredPlant>> {
-    const outcome = await this.plants.update(id, patch, expected);
+  async update(id: bigint, patch: PlantPatch, expected?: Expected, context?: ChangeContext): Promise<Versioned<StoredPlant>> {
+    const outcome = await this.plants.update(id, patch, expected, context);
     if (outcome.outcome === 'missing') throw notFound(id);
     if (outcome.outcome === 'stale') throw stale(id, outcome.version);
     return { plant: outcome.stored, version: outcome.version };
   }
 
-  async delete(id: bigint, expected?: Expected): Promise<void> {
-    const outcome = await this.plants.delete(id, expected);
+  async delete(id: bigint, expected?: Expected, context?: ChangeContext): Promise<void> {
+    const outcome = await this.plants.delete(id, expected, context);
     if (outcome === 'missing') throw notFound(id);
     if (outcome === 'stale') throw new AppError('precondition_failed', `If-Match: plant ${id} has changed since that ETag; nothing was deleted. GET it again, then retry with its new ETag.`);
   }

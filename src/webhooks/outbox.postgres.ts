@@ -54,7 +54,7 @@ export class PostgresOutbox implements OutboxStore {
       const created = operation.kind === 'created' ? operation : undefined;
       const wanted = this.types.includes(`plant.${operation.kind}`);
       payloads.push(created === undefined ? null : newPlantPayload(created.plant));
-      contexts.push(created === undefined ? null : traceColumn(created.trace));
+      contexts.push(traceColumn(operation.trace));
       for (let i = 0; i < this.subscribers.length; i += 1) eventIds.push(wanted ? newEventId() : '');
     }
     return [this.subscribers, payloads, eventIds, contexts, Date.now(), this.types];

@@ -70,7 +70,7 @@ export function newPlantWebhookDocument(): Record<string, unknown> {
             name: 'traceparent',
             required: false,
             description:
-              'W3C Trace Context: sent only when the create came with a valid traceparent; the same trace id, a new span id per attempt.',
+              'W3C Trace Context: sent only when the request that made the change (the create, edit or delete) came with a valid traceparent; the same trace id, a new span id per attempt.',
             schema: { type: 'string', pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' },
           },
         ],

@@ -173,6 +173,36 @@ describe('GET /plants/events', () => {
 describe('GET /plants/events limits and retention', () => {
   const each = perTest();
 
+  it('when a stream starts live, then its first block is an id line alone with the current position, and resuming from it loses nothing', async () => {
+    const own = await each.app();
+    const created = await postPlant(own, aNewPlant());
+    const raw = await new Promise<string>((resolve, reject) => {
+      const request = http.get(`${own.url}/plants/events`, { headers: bearer() }, (response) => {
+        let text = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          text += chunk;
+          if (text.includes('\n\n')) {
+            request.destroy();
+            resolve(text);
+          }
+        });
+      });
+      request.on('error', reject);
+    });
+    const plant = aNewPlant();
+    await postPlant(own, plant);
+
+    const resumed = await stream(own, '/plants/events', { 'Last-Event-ID': raw.slice('id: '.length, -2) });
+    const events = await resumed.waitFor((all) => about(plant.id as number)(all).length === 1);
+
+    expect(created.headers.etag).toMatch(/^"[1-9]\d*"$/);
+    expect(raw).toBe(`id: ${(created.headers.etag as string).slice(1, -1)}\n\n`);
+    expect(events.filter((event) => event.data !== undefined)).toEqual([
+      { event: 'plant.created', id: String(BigInt(raw.slice('id: '.length, -2)) + 1n), data: JSON.stringify(plant) },
+    ]);
+  });
+
   it('when EVENTS_MAX_STREAMS streams are open, then one more answers 503 50320 with Retry-After', async () => {
     const limited = await each.app({ EVENTS_MAX_STREAMS: '2' });
     await stream(limited, '/plants/events');

@@ -1,6 +1,6 @@
 import { aNewPlant } from '../helpers/plants';
-import { postPlant, storedEvents, type TestApp } from '../helpers/test-app';
-import { closedPort } from '../helpers/webhook-receiver';
+import { bearer, postPlant, storedEvents, type TestApp } from '../helpers/test-app';
+import { closedPort, eventTypeOf } from '../helpers/webhook-receiver';
 import { perTest } from '../helpers/fixtures';
 import { sleep } from '../helpers/common';
 
@@ -93,5 +93,32 @@ describe('W3C traceparent on webhook deliveries', () => {
 
     const traceOf = (plant: Record<string, unknown>) => fieldsOf(deliveries.find((delivery) => delivery.body === JSON.stringify(plant))?.traceparent)?.traceId;
     expect([traceOf(traced), traceOf(other), traceOf(untraced)]).toEqual([TRACE_ID, otherTrace, undefined]);
+  });
+
+  it('when a PATCH and a DELETE come with traceparents (WEBHOOK_EVENTS names edits and deletes), then their deliveries carry those trace ids, and an untraced edit none', async () => {
+    const hooks = await receiver();
+    const app = await appWith(hooks.url, { WEBHOOK_EVENTS: 'plant.updated,plant.deleted' });
+    const [edited, removed] = [aNewPlant(), aNewPlant()];
+    const [editTrace, deleteTrace] = ['b'.repeat(32), 'c'.repeat(32)];
+    await postPlant(app, edited);
+    await postPlant(app, removed);
+
+    const patched = await app.request
+      .patch(`/plants/${edited.id as number}`)
+      .set({ ...bearer(), 'Content-Type': 'application/merge-patch+json', traceparent: `00-${editTrace}-${PARENT_ID}-01` })
+      .send('{"name":"Edited with a trace"}');
+    const untraced = await app.request.patch(`/plants/${edited.id as number}`).set({ ...bearer(), 'Content-Type': 'application/json' }).send('{"tag":"no trace"}');
+    const deleted = await app.request.delete(`/plants/${removed.id as number}`).set({ ...bearer(), traceparent: `00-${deleteTrace}-${PARENT_ID}-00` });
+    const deliveries = await hooks.waitFor((all) => all.length === 3);
+
+    expect([patched.status, untraced.status, deleted.status]).toEqual([200, 200, 204]);
+    const edit = (traced: boolean) => deliveries.find((delivery) => eventTypeOf(delivery) === 'plant.updated' && delivery.body.includes('"no trace"') !== traced);
+    const seen = [edit(true), edit(false), deliveries.find((delivery) => eventTypeOf(delivery) === 'plant.deleted')].map((delivery) => [eventTypeOf(delivery), fieldsOf(delivery?.traceparent), delivery?.verified]);
+    expect(seen).toEqual([
+      ['plant.updated', { traceId: editTrace, spanId: expect.not.stringMatching(`^(${PARENT_ID}|0{16})$`), flags: '01' }, true],
+      ['plant.updated', undefined, true],
+      ['plant.deleted', { traceId: deleteTrace, spanId: expect.not.stringMatching(`^(${PARENT_ID}|0{16})$`), flags: '00' }, true],
+    ]);
+    expect([storedTrace(app, edited.id), storedTrace(app, removed.id)]).toEqual([[`${editTrace}-01`, null], [`${deleteTrace}-00`]]);
   });
 });

@@ -29,7 +29,8 @@ async function endingFront(upstream: string, ending: 'end' | 'resume') {
       answer.on('data', (chunk: Buffer) => {
         res.write(chunk);
         text += chunk.toString();
-        const id = /^id: (\d+)$/m.exec(text)?.[1];
+        // An event's id, not the id-only block that starts the stream.
+        const id = /^id: (\d+)\ndata: /m.exec(text)?.[1];
         if (id === undefined || !text.endsWith('\n\n')) return;
         if (ending === 'resume') res.write(`event: resume\nid: ${id}\ndata: {"reason":"too_slow"}\n\n`);
         res.end();

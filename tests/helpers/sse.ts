@@ -13,7 +13,7 @@ export type SseStream = {
   ended: Promise<void>;
   /** Resolves once `predicate` holds for the events so far; rejects after timeoutMs. */
   waitFor: (predicate: (events: SseEvent[]) => boolean, timeoutMs?: number) => Promise<SseEvent[]>;
-  /** Only the named events, without comments. */
+  /** Only the events a reader dispatches (those with data): no comments, no id-only block. */
   named: () => SseEvent[];
   response: http.IncomingMessage;
   close: () => void;
@@ -41,7 +41,7 @@ export function openStream(baseUrl: string, path: string, headers: Record<string
         events,
         ended,
         response,
-        named: () => events.filter((event) => event.comment === undefined),
+        named: () => events.filter((event) => event.data !== undefined),
         close: () => request.destroy(),
         waitFor: (predicate, timeoutMs = 5000) =>
           new Promise((done, fail) => {

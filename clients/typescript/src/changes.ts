@@ -9,11 +9,15 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { backoff, isNetworkError, parsePlants, sleep, toError, versioned, type StoredPlant, type Versioned } from './wire.js';
 
 export type ChangeEvent =
-  /** Connected (again): every change committed from here on follows. Comes first, and after each reconnection. */
+  /**
+   * Connected (again), the stream's position known: every change committed from here on follows. Comes first, and
+   * after each reconnection.
+   */
   | { type: 'open' }
   /**
    * What was shown may be stale: reload it, then keep reading. From the service when the position resumed from
-   * was pruned or never written; from the client when a connection dropped before any event gave it a position.
+   * was pruned or never written; from the client when it reconnected with no position to resume from (a service
+   * that does not start its streams with one).
    */
   | { type: 'reset'; reason: string; position?: bigint }
   | { type: 'plant.created' | 'plant.updated'; position: bigint; plant: Versioned<StoredPlant> }
@@ -82,21 +86,32 @@ export async function* readChanges(transport: FeedTransport, query: ChangesQuery
         const lost = opened && lastId === undefined;
         opened = true;
         failures = 0;
-        clearTimeout(idle);
-        yield { type: 'open' };
-        // Reconnected with no position to resume from: changes in between may be gone.
-        if (lost) yield { type: 'reset', reason: 'unknown_position' };
-        arm();
         const reader = response.body.getReader();
         const decoder = new TextDecoder();
         const messages: EventSourceMessage[] = [];
         const parser = createParser({ onEvent: (message) => messages.push(message) });
+        // The stream's first block, until its blank line: the service starts a stream with `id: <position>` alone,
+        // which sets the last event id and dispatches nothing (WHATWG), so eventsource-parser never reports it.
+        let first: string | undefined = '';
         let resume = false;
         while (!resume) {
           const { done, value } = await reader.read();
           if (done) break;
           arm();
-          parser.feed(decoder.decode(value, { stream: true }));
+          const text = decoder.decode(value, { stream: true });
+          parser.feed(text);
+          if (first !== undefined) {
+            first += text;
+            if (!/\n\r?\n/.test(first)) continue;
+            const start = /^id: ?(\d+)\r?\n\r?\n/.exec(first)?.[1];
+            if (start !== undefined) lastId = start;
+            first = undefined;
+            clearTimeout(idle);
+            yield { type: 'open' };
+            // Reconnected with no position to resume from: changes in between may be gone.
+            if (lost) yield { type: 'reset', reason: 'unknown_position' };
+            arm();
+          }
           for (const message of messages.splice(0)) {
             if (message.id !== undefined) lastId = message.id;
             // The service cut this reader off for falling behind; its id is the last event delivered.

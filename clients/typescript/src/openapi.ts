@@ -53,7 +53,7 @@ export interface paths {
         };
         /**
          * The change feed: every create, edit and delete as server-sent events, resumable.
-         * @description text/event-stream (WHATWG server-sent events). Each change is one event: `event: plant.created`, `plant.updated` or `plant.deleted`; `id:` its position (an integer that only grows; the plant's ETag after the change is `"<position>"`); `data:` the plant `{"id","name","tag"?}` with the id as an exact JSON integer, only `{"id"}` for a delete. A comment line (`:`) comes every EVENTS_HEARTBEAT (15 s). `event: reset` (data `{"reason":"expired"}` or `{"reason":"unknown_position"}`) comes first when the position asked for was pruned (older than EVENTS_RETENTION) or was never written, or Last-Event-ID is not a position; reload, then keep reading. `event: resume` (data `{"reason":"too_slow"}`) is the last event of a stream whose reader fell behind; reconnect with Last-Event-ID. At shutdown the stream just ends: reconnect the same way. Browsers' EventSource cannot send Authorization: read it with fetch.
+         * @description text/event-stream (WHATWG server-sent events). Each change is one event: `event: plant.created`, `plant.updated` or `plant.deleted`; `id:` its position (an integer that only grows; the plant's ETag after the change is `"<position>"`); `data:` the plant `{"id","name","tag"?}` with the id as an exact JSON integer, only `{"id"}` for a delete. The first block is `id: <position>` alone (the position the stream starts after; it sets the reader's last event id and dispatches no event), so a reader that reconnects before any change resumes from it; a stream that starts with a reset has the reset's id instead. A comment line (`:`) comes every EVENTS_HEARTBEAT (15 s). `event: reset` (data `{"reason":"expired"}` or `{"reason":"unknown_position"}`) comes first when the position asked for was pruned (older than EVENTS_RETENTION) or was never written, or Last-Event-ID is not a position; reload, then keep reading. `event: resume` (data `{"reason":"too_slow"}`) is the last event of a stream whose reader fell behind; reconnect with Last-Event-ID. At shutdown the stream just ends: reconnect the same way. Browsers' EventSource cannot send Authorization: read it with fetch.
          */
         get: operations["plantChanges"];
         put?: never;
@@ -1395,7 +1395,7 @@ export interface operations {
                 "webhook-timestamp": number;
                 /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's decoded bytes. */
                 "webhook-signature": string;
-                /** @description W3C Trace Context: sent only when the create came with a valid traceparent; the same trace id, a new span id per attempt. */
+                /** @description W3C Trace Context: sent only when the request that made the change (the create, edit or delete) came with a valid traceparent; the same trace id, a new span id per attempt. */
                 traceparent?: string;
             };
             path?: never;
@@ -1427,7 +1427,7 @@ export interface operations {
                 "webhook-timestamp": number;
                 /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's decoded bytes. */
                 "webhook-signature": string;
-                /** @description W3C Trace Context: sent only when the create came with a valid traceparent; the same trace id, a new span id per attempt. */
+                /** @description W3C Trace Context: sent only when the request that made the change (the create, edit or delete) came with a valid traceparent; the same trace id, a new span id per attempt. */
                 traceparent?: string;
                 /** @description The type of the change: `plant.updated`. */
                 "webhook-event-type": "plant.updated";
@@ -1465,7 +1465,7 @@ export interface operations {
                 "webhook-timestamp": number;
                 /** @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's decoded bytes. */
                 "webhook-signature": string;
-                /** @description W3C Trace Context: sent only when the create came with a valid traceparent; the same trace id, a new span id per attempt. */
+                /** @description W3C Trace Context: sent only when the request that made the change (the create, edit or delete) came with a valid traceparent; the same trace id, a new span id per attempt. */
                 traceparent?: string;
                 /** @description The type of the change: `plant.deleted`. */
                 "webhook-event-type": "plant.deleted";
