@@ -8,17 +8,17 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
  * It only paces; it never drops an event (what waits stays pending in the outbox).
  */
 
-/** The event loop's mean delay in ms since the previous call: the saturation signal, injected in tests. */
+/** How late, in ms on average, the event loop ran timers since the previous call: the saturation signal, injected in tests. */
 export type LoopDelay = () => number;
 
 export const CREATES_PER_DELIVERY = 10;
 /** How often the dispatcher samples the loop and adjusts the limit. */
 export const PACE_EVERY_MS = 100;
-// Mean delay at or above SATURATED_MS: requests wait for the loop (when creates came in the window). Below
+// Mean lateness at or above SATURATED_MS: requests wait for the loop (when creates came in the window). Below
 // SLACK_MS: room to spare. Not utilization: the store's fsync blocks the loop without using the core, so at half
 // the create rate the loop is as busy as at saturation (small group commits, more fsyncs), yet nothing waits long.
 const SATURATED_MS = 10;
-const SLACK_MS = 7;
+const SLACK_MS = 5;
 const RESOLUTION_MS = 5;
 
 /** Node's own measure of how late its timers run: the time work waits for the loop. Stopped with `stop()`. */
@@ -27,10 +27,11 @@ export function eventLoopDelay(): { read: LoopDelay; stop(): void } {
   histogram.enable();
   return {
     read: () => {
+      // The histogram records each interval between its timer's runs, resolution included: lateness is the rest.
       // No sample in the window: one callback held the loop throughout, which is saturation.
-      const mean = histogram.count === 0 ? Infinity : histogram.mean / 1e6;
+      const late = histogram.count === 0 ? Infinity : Math.max(0, histogram.mean / 1e6 - RESOLUTION_MS);
       histogram.reset();
-      return mean;
+      return late;
     },
     stop: () => histogram.disable(),
   };
