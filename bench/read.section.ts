@@ -29,6 +29,8 @@ import {
 
 const READ_CEILING = { script: 'read-ceiling-server.js', label: 'read ceiling' };
 const READ_FLOOR = { script: 'read-floor-server.js', label: 'read floor' };
+// The floor plus the one feature it lacks that every service request has: the request log line.
+const WITH_LOG = { CEILING_LOG: '1' };
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 const randomId = (max: number): number => 1 + Math.floor(Math.random() * max);
 
@@ -104,11 +106,13 @@ export async function readSection(): Promise<SectionResult> {
     byId: () => measure('service', freshStore('read-by-id', full), { requests: byIdRequests() }),
     byIdCeiling: () => measure(READ_CEILING, freshStore('read-ceiling'), { requests: byIdRequests() }),
     byIdFloor: () => measure(READ_FLOOR, freshStore('read-floor', full), { requests: byIdRequests() }),
+    byIdFloorLog: () => measure(READ_FLOOR, freshStore('read-floor', full), { requests: byIdRequests(), env: WITH_LOG }),
     page: () => measure('service', freshStore('read-page', full), { requests: pageRequests() }),
     pageCeiling: () => measure(READ_CEILING, freshStore('read-ceiling'), { requests: pageRequests() }),
     pageFloor: () => measure(READ_FLOOR, freshStore('read-floor', full), { requests: pageRequests() }),
+    pageFloorLog: () => measure(READ_FLOOR, freshStore('read-floor', full), { requests: pageRequests(), env: WITH_LOG }),
   });
-  const { byId, byIdCeiling, byIdFloor, page, pageCeiling, pageFloor } = medians;
+  const { byId, byIdCeiling, byIdFloor, byIdFloorLog, page, pageCeiling, pageFloor, pageFloorLog } = medians;
   const heading = `### Reads and deletes: store of ${STORED.toLocaleString('en')} plants, ${CONNECTIONS} connections, ${SECONDS} s after ${WARMUP_SECONDS} s warm-up; medians of ${ROUNDS} alternating rounds`;
   // The goals: what the service adds to the floor (the read ceiling plus the store's own read).
   const goals = [
@@ -116,6 +120,9 @@ export async function readSection(): Promise<SectionResult> {
     `| GET /plants/{id} / floor p99 | ${f2(byId.p99 / byIdFloor.p99)} | ≤ 1.5 | ${met(byId.p99 / byIdFloor.p99 <= 1.5)} |`,
     `| GET /plants?limit=100 / floor throughput | ${throughputRatio(runs.page, runs.pageFloor)} | ≥ 0.90 | ${met(page.rps / pageFloor.rps >= 0.9)} |`,
     `| GET /plants?limit=100 / floor p99 | ${f2(page.p99 / pageFloor.p99)} | ≤ 1.5 | ${met(page.p99 / pageFloor.p99 <= 1.5)} |`,
+    `| GET /plants/{id} / floor+log throughput, CPU per request | ${throughputRatio(runs.byId, runs.byIdFloorLog)}, ${f2(byId.cpuPerRequestUs / byIdFloorLog.cpuPerRequestUs)} | measured | |`,
+    `| GET /plants?limit=100 / floor+log throughput, CPU per request | ${throughputRatio(runs.page, runs.pageFloorLog)}, ${f2(page.cpuPerRequestUs / pageFloorLog.cpuPerRequestUs)} | measured | |`,
+    `| read floor+log / floor throughput (the log line's own cost): one plant, page | ${throughputRatio(runs.byIdFloorLog, runs.byIdFloor)}; ${throughputRatio(runs.pageFloorLog, runs.pageFloor)} | measured | |`,
     `| GET /plants/{id} / ceiling throughput | ${throughputRatio(runs.byId, runs.byIdCeiling)} | measured | |`,
     `| read floor, one plant / ceiling throughput (what the store's read alone leaves) | ${throughputRatio(runs.byIdFloor, runs.byIdCeiling)} | measured | |`,
     `| GET /plants?limit=100 / ceiling throughput | ${throughputRatio(runs.page, runs.pageCeiling)} | measured | |`,
@@ -125,9 +132,11 @@ export async function readSection(): Promise<SectionResult> {
     ...TABLE_HEAD,
     row('service, GET /plants/{id} (random id)', byId),
     row('read floor, one plant (the read ceiling + the service\'s SELECT on the same store)', byIdFloor),
+    row('read floor+log, one plant (the floor + the service\'s request log line)', byIdFloorLog),
     row('read ceiling, one plant (Express 5 + helmet + bearer, from memory)', byIdCeiling),
     row('service, GET /plants?limit=100 (random after)', page),
     row('read floor, page of 100 (the read ceiling + the service\'s SELECT on the same store)', pageFloor),
+    row('read floor+log, page of 100', pageFloorLog),
     row('read ceiling, page of 100 (from memory)', pageCeiling),
   ];
   // BENCH_QUICK=1: the goal rows only, without the mixed traffic.
