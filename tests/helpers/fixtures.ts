@@ -1,9 +1,11 @@
 /**
  * What test files share: an app or an identity provider for a whole file or block (appForAll,
  * identityProviderForAll) or for each test (…ForEach), apps and webhook receivers made inside one test (perTest),
- * and from ./common log capture, `sleep` and `errorOf`. Ports come from ./ports (freePort).
+ * server processes on one fresh PostgreSQL database per test (replicasForEach), and from ./common log capture, `sleep` and `errorOf`. Ports come from ./ports (freePort).
  */
 import { startIdentityProvider, type IdentityProvider } from './identity-provider';
+import { createTestDatabase, type TestDatabase } from './postgres';
+import { startServer, type ServerProcess } from './server-process';
 import { startTestApp, type StoreKind, type TestApp } from './test-app';
 import { startReceiver, WEBHOOK_SECRET, type Receiver } from './webhook-receiver';
 
@@ -95,5 +97,44 @@ export function perTest() {
     /** An app with `urls` subscribed (webhookEnv); `extra` adds or overrides variables. */
     appWith: async (urls: string, extra: Record<string, string> = {}): Promise<TestApp> => keep(await startTestApp(webhookEnv(urls, extra))),
     receiver: async (options: Parameters<typeof startReceiver>[0] = {}): Promise<Receiver> => keep(await startReceiver(options)),
+  };
+}
+
+/**
+ * A fresh database on the PostgreSQL `server` for each test of the block, and the server processes (replicas) a
+ * test starts on it: after each test all are stopped, then the database is dropped.
+ */
+export function replicasForEach(server: string) {
+  let database: TestDatabase | undefined;
+  const started: ServerProcess[] = [];
+  beforeEach(async () => {
+    database = await createTestDatabase(server);
+  });
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((replica) => replica.stop()));
+    await database?.drop();
+    database = undefined;
+  });
+  const url = (): string => {
+    if (database === undefined) throw new Error('replicasForEach: the database exists only while a test runs');
+    return database.url;
+  };
+  /** `count` replicas on the test's database, started at once; `env` adds variables. */
+  const start = async (count: number, env: Record<string, string> = {}): Promise<ServerProcess[]> => {
+    const replicas = await Promise.all(Array.from({ length: count }, () => startServer({ DATABASE_URL: url(), ...env })));
+    started.push(...replicas);
+    return replicas;
+  };
+  return {
+    /** The running test's database. */
+    get url(): string {
+      return url();
+    },
+    start,
+    /** Two replicas on the test's database, as a pair. */
+    two: async (env: Record<string, string> = {}): Promise<[ServerProcess, ServerProcess]> => {
+      const [a, b] = await start(2, env);
+      return [a as ServerProcess, b as ServerProcess];
+    },
   };
 }

@@ -1,5 +1,5 @@
 import { aNewPlant } from '../helpers/plants';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres';
+import { replicasForEach } from '../helpers/fixtures';
 import { describeWith } from '../helpers/optional-services';
 import { rawRequest } from '../helpers/raw-request';
 import { startServer, type ServerProcess } from '../helpers/server-process';
@@ -38,20 +38,10 @@ describe('the change feed of the server process', () => {
 });
 
 describeWith('postgres', 'the change feed across two replicas on one PostgreSQL database', (server) => {
-  let database: TestDatabase;
-  const replicas: ServerProcess[] = [];
-
-  beforeEach(async () => {
-    database = await createTestDatabase(server);
-  });
-  afterEach(async () => {
-    await Promise.all(replicas.splice(0).map((replica) => replica.stop()));
-    await database.drop();
-  });
+  const replicas = replicasForEach(server);
 
   it('when plants are created through one replica, then a stream on the other sees each within a second, in order, once', async () => {
-    const [a, b] = await Promise.all([startServer({ DATABASE_URL: database.url }), startServer({ DATABASE_URL: database.url })]);
-    replicas.push(a, b);
+    const [a, b] = await replicas.two();
     const onB = await openStream(b.url, '/plants/events', auth);
     const onA = await openStream(a.url, '/plants/events', auth);
 

@@ -1,8 +1,9 @@
 import { aNewPlant, uniqueId } from '../helpers/plants';
-import { createTestDatabase, plantRows, queryJson, type TestDatabase } from '../helpers/postgres';
+import { plantRows, queryJson } from '../helpers/postgres';
 import { describeWith } from '../helpers/optional-services';
 import { rawRequest } from '../helpers/raw-request';
-import { startServer, type ServerProcess } from '../helpers/server-process';
+import { replicasForEach } from '../helpers/fixtures';
+import type { ServerProcess } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
 import { startReceiver, WEBHOOK_SECRET, type Receiver } from '../helpers/webhook-receiver';
 import { sleep } from '../helpers/common';
@@ -11,25 +12,14 @@ const json = { 'Content-Type': 'application/json', Authorization: `Bearer ${TOKE
 const post = async (server: ServerProcess, body: unknown) => (await rawRequest(server.url, { headers: json, body: JSON.stringify(body) })).status;
 
 describeWith('postgres', 'several replicas on one PostgreSQL database', (server) => {
-  let database: TestDatabase;
-  const replicas: ServerProcess[] = [];
-
-  beforeEach(async () => {
-    database = await createTestDatabase(server);
-  });
-
-  afterEach(async () => {
-    await Promise.all(replicas.splice(0).map((replica) => replica.stop()));
-    await database.drop();
-  });
+  const replicas = replicasForEach(server);
 
   it('when three replicas start at once on an empty database, then each migration is applied exactly once and all are ready', async () => {
-    const started = await Promise.all([1, 2, 3].map(() => startServer({ DATABASE_URL: database.url })));
-    replicas.push(...started);
+    const started = await replicas.start(3);
 
     const ready = await Promise.all(started.map(async (replica) => (await rawRequest(replica.url, { method: 'GET', path: '/readyz' })).status));
     const applied = started.map((replica) => replica.lines.find((line) => line.msg === 'database ready')?.applied as string[]);
-    const recorded = queryJson<string[]>(database.url, 'SELECT json_agg(name ORDER BY name) FROM schema_migrations');
+    const recorded = queryJson<string[]>(replicas.url, 'SELECT json_agg(name ORDER BY name) FROM schema_migrations');
 
     expect(ready).toEqual([200, 200, 200]);
     expect(recorded).toEqual(['001-create-plants.sql', '002-plants-by-tag.sql', '003-webhook-outbox.sql', '004-webhook-trace.sql', '005-plant-events.sql', '006-webhook-event-type.sql']);
@@ -38,8 +28,7 @@ describeWith('postgres', 'several replicas on one PostgreSQL database', (server)
   });
 
   it('when both replicas get concurrent creates of the same ids, then one content wins per id and retries agree on either replica', async () => {
-    const [a, b] = await Promise.all([startServer({ DATABASE_URL: database.url }), startServer({ DATABASE_URL: database.url })]);
-    replicas.push(a, b);
+    const [a, b] = await replicas.two();
     const ids = Array.from({ length: 60 }, () => uniqueId());
     const contents = (id: number) => ({ A: { id, name: `from A ${id}` }, B: { id, name: `from B ${id}`, tag: 'b' } });
 
@@ -51,7 +40,7 @@ describeWith('postgres', 'several replicas on one PostgreSQL database', (server)
         return { id, onA, onB, sameAsAOnB };
       }),
     );
-    const rows = new Map(plantRows(database.url).map((row) => [Number(row.id), row]));
+    const rows = new Map(plantRows(replicas.url).map((row) => [Number(row.id), row]));
 
     for (const { id, onA, onB, sameAsAOnB } of raced) {
       const { A, B } = contents(id);
@@ -74,8 +63,7 @@ describeWith('postgres', 'several replicas on one PostgreSQL database', (server)
   });
 
   it('when a plant is created on one replica, then the other answers its retry 200 and the neighbouring id is still free', async () => {
-    const [a, b] = await Promise.all([startServer({ DATABASE_URL: database.url }), startServer({ DATABASE_URL: database.url })]);
-    replicas.push(a, b);
+    const [a, b] = await replicas.two();
     const plant = aNewPlant({ id: '9007199254740993' });
     const body = `{"id": 9007199254740993, "name": "${String(plant.name)}"}`;
 
@@ -84,14 +72,12 @@ describeWith('postgres', 'several replicas on one PostgreSQL database', (server)
     const neighbour = await rawRequest((b).url, { headers: json, body: body.replace('9007199254740993', '9007199254740992') });
 
     expect([created.status, retry.status, neighbour.status]).toEqual([200, 200, 200]);
-    expect(plantRows(database.url, 'id IN (9007199254740992, 9007199254740993)').map((row) => row.id)).toEqual([9007199254740992n, 9007199254740993n]);
+    expect(plantRows(replicas.url, 'id IN (9007199254740992, 9007199254740993)').map((row) => row.id)).toEqual([9007199254740992n, 9007199254740993n]);
   });
 
   it('when both replicas send webhooks, then each plant created on either is delivered once, signed, from the shared outbox', async () => {
     const hooks: Receiver = await startReceiver();
-    const env = { DATABASE_URL: database.url, WEBHOOK_URLS: hooks.url, WEBHOOK_SECRET };
-    const [a, b] = await Promise.all([startServer(env), startServer(env)]);
-    replicas.push(a, b);
+    const [a, b] = await replicas.two({ WEBHOOK_URLS: hooks.url, WEBHOOK_SECRET });
     const plants = Array.from({ length: 40 }, () => aNewPlant());
     const raced = aNewPlant();
 
@@ -104,7 +90,7 @@ describeWith('postgres', 'several replicas on one PostgreSQL database', (server)
       expect(hooks.deliveries.map((delivery) => delivery.body).sort()).toEqual([...plants, raced].map((plant) => JSON.stringify(plant)).sort());
       expect(hooks.deliveries.every((delivery) => delivery.verified === true)).toBe(true);
       expect(new Set(hooks.deliveries.map((delivery) => delivery.id)).size).toBe(plants.length + 1);
-      expect(queryJson<string[]>(database.url, 'SELECT json_agg(DISTINCT status) FROM webhook_outbox')).toEqual(['delivered']);
+      expect(queryJson<string[]>(replicas.url, 'SELECT json_agg(DISTINCT status) FROM webhook_outbox')).toEqual(['delivered']);
     } finally {
       await hooks.close();
     }
