@@ -9,6 +9,7 @@ import { createApp } from './app';
 import { StaticTokenStore, startTokenRotation } from './auth';
 import type { Config } from './config';
 import { trackConnections } from './http/connections';
+import { expressShapes } from './http/express-shapes';
 import { SERVER_OPTIONS, installHttpEdges } from './http/http-edges';
 import type { Lifecycle } from './lifecycle';
 import type { Logger } from './logger';
@@ -120,6 +121,8 @@ export async function startService(config: Config, logger: Logger, options: Serv
       keepAliveTimeout: config.keepAliveTimeoutMs,
       connectionsCheckingInterval: 1000,
       ...SERVER_OPTIONS,
+      // Each request built with Express's prototypes in place: one hidden class for all (src/http/express-shapes.ts).
+      ...expressShapes(app),
     },
     app,
   );
