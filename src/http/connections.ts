@@ -6,6 +6,10 @@ import type { Socket } from 'node:net';
 // whose request waits unread, looks idle while its request is already on its way.
 const MIN_IDLE_MS = 1000;
 
+// The response in progress on a connection, on its socket (as Node keeps its own `_httpMessage`).
+const RESPONSE = Symbol('response in progress');
+type Tracked = Socket & { [RESPONSE]?: http.ServerResponse };
+
 /**
  * The server's connections and the responses in progress on them, the one in-flight tracker: a cap on how many
  * connections are open, and at the drain, `Connection: close` on every response not yet started and closing the
@@ -21,9 +25,11 @@ const MIN_IDLE_MS = 1000;
  */
 export function trackConnections(server: http.Server, maxConnections: number): { drain: () => void } {
   const open = new Set<Socket>();
-  // Connections with a response started and not yet finished, with that response: the only ones a drain waits
-  // for, never evicted.
-  const working = new Map<Socket, http.ServerResponse>();
+  // Connections with a response started and not yet finished: the only ones a drain waits for, never evicted.
+  // A Set of the sockets, each holding its response itself: a Map to the responses would hold short-lived
+  // objects in a long-lived table, and the scavenges promoted about a third of all a create allocates
+  // (docs/performance/edits-and-change-feed.md).
+  const working = new Set<Tracked>();
   // The others, in the order they turned idle (a Set iterates in insertion order): the first is the longest idle.
   const idle = new Set<Socket>();
   const idleSince = new WeakMap<Socket, number>();
@@ -56,12 +62,14 @@ export function trackConnections(server: http.Server, maxConnections: number): {
     victim.destroy();
   });
   server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const socket = req.socket;
+    const socket = req.socket as Tracked;
     if (draining) res.setHeader('Connection', 'close');
-    working.set(socket, res);
+    working.add(socket);
+    socket[RESPONSE] = res;
     idle.delete(socket);
     res.on('finish', () => {
       working.delete(socket);
+      if (socket[RESPONSE] === res) socket[RESPONSE] = undefined;
       if (draining) closeWhenFlushed(socket);
       else if (!socket.destroyed) {
         idle.add(socket);
@@ -73,7 +81,10 @@ export function trackConnections(server: http.Server, maxConnections: number): {
   return {
     drain: () => {
       draining = true;
-      for (const res of working.values()) if (!res.headersSent) res.setHeader('Connection', 'close');
+      for (const socket of working) {
+        const res = socket[RESPONSE];
+        if (res !== undefined && !res.headersSent) res.setHeader('Connection', 'close');
+      }
       // Idle keep-alive connections, a slowloris still sending headers, and a client sending a body after
       // its answer (a 401 before the body was read): none has a request in progress worth finishing.
       for (const socket of open) if (!working.has(socket)) closeWhenFlushed(socket);
