@@ -21,9 +21,9 @@ export const IN_FLIGHT_FLOOR = 64;
  */
 export function loadShedding(maxWaitMs: number, longLived: (req: Request) => boolean = () => false): RequestHandler {
   // Arrival times in arrival order (a Map iterates in insertion order): the first entries are the oldest in
-  // progress. Keyed by a number of the request's own, not by its response: keyed by the responses, every create
-  // cost 15 to 30% more CPU while 1,000 change streams were open, and keyed by a number nothing (measured in
-  // docs/performance/edits-and-change-feed.md). Below 2^30 a number stays a small integer, never an object.
+  // progress. Keyed by a number of the request's own, not by its response: a long-lived Map holding short-lived
+  // objects made the scavenges promote about a third of all a create allocates (docs/decisions/performance.md).
+  // Below 2^30 a number stays a small integer, never an object.
   const inProgress = new Map<number, number>();
   let lastId = 0;
   const queued = (now: number): boolean => {
