@@ -10,6 +10,6 @@ describe('how production starts node', () => {
     const cmd = /^CMD (\[.*\])$/m.exec(readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8'))?.[1] ?? '[]';
 
     expect((JSON.parse(cmd) as string[]).join(' ')).toBe(start);
-    expect(start).toBe('node --max-semi-space-size=4 dist/server.js');
+    expect(start).toBe('node --max-semi-space-size=4 --no-allocation-site-pretenuring dist/server.js');
   });
 });
