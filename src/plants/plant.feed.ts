@@ -16,6 +16,12 @@ const PAGE = 500;
 const POLL_MS = 5000;
 const PRUNE_EVERY_MS = 60_000;
 
+/**
+ * One turn of the event loop (its I/O phase included): between slices of a burst every socket writes what it was
+ * given and every 'drain' fires, so a reader's queue holds only what its socket could not take.
+ */
+const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 
 export class PlantFeed {
   private head: bigint | undefined;
@@ -159,6 +165,11 @@ export class PlantFeed {
     return this.starting;
   }
 
+  /**
+   * Pages a turn of the event loop apart: in a burst (an import, a large group commit) every socket writes what
+   * a page gave it and every 'drain' fires before the next, so a stream is cut off for what its socket held back,
+   * never for frames it had no turn to take. Smaller pages would let the feed fall behind a busy store.
+   */
   private async readAll(): Promise<void> {
     let head = await this.ensureHead();
     for (;;) {
@@ -172,6 +183,8 @@ export class PlantFeed {
         this.observer?.lag(Math.max(0, now - event.at) / 1000);
       }
       if (events.length < PAGE) return;
+      await nextTurn();
+      if (this.stopped) return;
     }
   }
 
@@ -221,6 +234,8 @@ export class PlantFeed {
           if (stream.closed) return;
         }
         if (events.length === 0) break;
+        // A long way to catch up, most of it about other tags, must not hold the event loop either.
+        await nextTurn();
       }
       if (stream.closed) return;
       // Synchronously after the check: the feed delivers every event past its head to the stream from here on.
