@@ -3,7 +3,7 @@
  * bounded queue while its socket is full. Knows SSE framing, not Express.
  */
 import type { ChangeEvent } from './plant-events';
-import { plantJson } from './plant.json';
+import { escapeLineSeparators, plantJson } from './plant.json';
 
 export type FeedConfig = {
   /** Events are kept at least this long (EVENTS_RETENTION). */
@@ -41,8 +41,8 @@ const DATA_OF: Record<ChangeEvent['kind'], (event: ChangeEvent) => string> = {
   deleted: (event) => `{"id":${event.id.toString()}}`,
 };
 
-/** One event as its SSE frame: the same text for every stream it goes to. */
-export const frameOf = (event: ChangeEvent): string => `event: plant.${event.kind}\nid: ${event.pos}\ndata: ${DATA_OF[event.kind](event)}\n\n`;
+/** One event as its SSE frame: the same text for every stream it goes to, with no raw line separator in `data:`. */
+export const frameOf = (event: ChangeEvent): string => `event: plant.${event.kind}\nid: ${event.pos}\ndata: ${escapeLineSeparators(DATA_OF[event.kind](event))}\n\n`;
 
 export const controlFrame = (name: string, pos: bigint, data: string): string => `event: ${name}\nid: ${pos}\ndata: ${data}\n\n`;
 

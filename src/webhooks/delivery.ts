@@ -1,5 +1,6 @@
 import { Pool, type Dispatcher } from 'undici';
 import type { WebhookConfig, WebhookSubscriber } from '../config';
+import { escapeLineSeparators } from '../plants/plant.json';
 import { childTraceparent } from '../tracing';
 import { signedHeaders } from './event';
 import type { OutboxEvent } from './outbox';
@@ -86,10 +87,12 @@ export function deliver(subscriber: Subscriber, keys: readonly Buffer[], event: 
     },
   };
   try {
-    const headers = signedHeaders(keys, event.eventId, Math.floor(at / 1000), event.payload, event.type);
+    // Escaped here, where the body goes on the wire: every outbox row, whichever store or version wrote it.
+    const body = escapeLineSeparators(event.payload);
+    const headers = signedHeaders(keys, event.eventId, Math.floor(at / 1000), body, event.type);
     // The create's trace, continued: a new span id per attempt, as each attempt is a call of its own.
     if (event.trace !== undefined) headers.traceparent = childTraceparent(event.trace);
-    subscriber.pool.dispatch({ method: 'POST', path: subscriber.path, headers, body: event.payload }, handler);
+    subscriber.pool.dispatch({ method: 'POST', path: subscriber.path, headers, body }, handler);
   } catch (error) {
     handler.onResponseError?.(undefined as never, error as Error);
   }
