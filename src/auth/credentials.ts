@@ -1,17 +1,19 @@
 import type { Request, Response } from 'express';
+import type { Lease } from './lease';
 import type { Scope } from './scopes';
 
 /**
  * What the Authorization header proved, resolved once per request and cached on res.locals, where the rate
  * limiter (its key), the scope check and the request log (the caller) read it.
  * `caller` names the caller in logs without the secret: `token:<n>`, `sha256:<digest prefix>` or `sub:<sub>`.
+ * `lease` says how long they hold, for a response that outlives the request (a change stream).
  */
 export type Credentials =
   | { kind: 'missing' }
   | { kind: 'invalid'; message: string; expired?: true }
   // The token could not be checked at all (no key set ever fetched): a 503, not a verdict on the token.
   | { kind: 'unavailable'; message: string; retryAfterS: number }
-  | { kind: 'valid'; caller: string; rateKey: string; scopes: ReadonlySet<Scope> };
+  | { kind: 'valid'; caller: string; rateKey: string; scopes: ReadonlySet<Scope>; lease: Lease };
 
 const MISSING: Credentials = { kind: 'missing' };
 
@@ -23,6 +25,12 @@ export function credentialsOf(res: Response | undefined): { credentials?: Creden
 /** The credentials the identify middleware resolved for this request ("missing" before it ran). */
 export function readCredentials(req: Request): Credentials {
   return credentialsOf(req.res).credentials ?? MISSING;
+}
+
+/** How long this request's credentials hold; undefined when they are not valid (the request was refused). */
+export function readLease(req: Request): Lease | undefined {
+  const credentials = readCredentials(req);
+  return credentials.kind === 'valid' ? credentials.lease : undefined;
 }
 
 /** Three base64url parts: a bearer of this shape is checked as a JWT when OIDC is configured. */

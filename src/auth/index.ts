@@ -7,7 +7,8 @@ import type { Logger } from '../logger';
 import { authorize, identify } from './auth.middleware';
 import type { StaticTokenStore } from './token-store';
 
-export { readCredentials, type Credentials } from './credentials';
+export { readCredentials, readLease, type Credentials } from './credentials';
+export type { LapseReason, Lease } from './lease';
 export { startTokenRotation } from './token-rotation';
 export { StaticTokenStore } from './token-store';
 

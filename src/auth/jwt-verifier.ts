@@ -1,6 +1,7 @@
 import { decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import type { Credentials } from './credentials';
 import type { JwksCache } from './jwks-cache';
+import { expiringLease } from './lease';
 import { scopesOfClaims } from './scopes';
 
 // Asymmetric algorithms only: never `none`, never HMAC (which would let a public key act as the secret).
@@ -156,9 +157,12 @@ export class JwtVerifier {
     const problem = claimProblem(payload, this.now() / 1000, clockToleranceS);
     if (problem !== undefined) return problem;
     const sub = payload.sub as string;
-    const credentials = { kind: 'valid', caller: `sub:${sub}`, rateKey: `jwt:${String(payload.iss)} ${sub}`, scopes: scopesOfClaims(payload) } as const;
+    // Accepted until exp plus the tolerance, so a stream opened with it ends when a new request with it is refused.
+    const expiresAtMs = (Number(payload.exp) + clockToleranceS) * 1000;
+    const lease = expiringLease(expiresAtMs, this.now);
+    const credentials = { kind: 'valid', caller: `sub:${sub}`, rateKey: `jwt:${String(payload.iss)} ${sub}`, scopes: scopesOfClaims(payload), lease } as const;
     if (this.verified.size >= VERIFIED_MAX) this.verified.delete(this.verified.keys().next().value as string);
-    this.verified.set(token, { credentials, expiresAtMs: (Number(payload.exp) + clockToleranceS) * 1000, keysVersion });
+    this.verified.set(token, { credentials, expiresAtMs, keysVersion });
     return credentials;
   }
 }

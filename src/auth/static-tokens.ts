@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { MIN_TOKEN_LENGTH, TOKEN_SYNTAX } from '../config';
 import type { Credentials } from './credentials';
+import type { Lease } from './lease';
 import { ALL_SCOPES, isScope, type Scope } from './scopes';
 
 type ValidCredentials = Extract<Credentials, { kind: 'valid' }>;
@@ -11,11 +12,16 @@ export class TokenFileError extends Error {}
 const sha256 = (token: string): Buffer => createHash('sha256').update(token).digest();
 const DIGEST_LINE = /^sha256:([0-9a-f]{64})$/i;
 
+/** One token as read: its digest, its name in logs, its scopes. */
+type Line = { digest: Buffer; caller: string; scopes: ReadonlySet<Scope> };
 type Entry = { digest: Buffer; credentials: ValidCredentials };
 
-function entry(digest: Buffer, caller: string, scopes: ReadonlySet<Scope>): Entry {
+/** The lease of a static token, by its digest: only the store that reloads the tokens knows when one is revoked. */
+export type LeaseOf = (digest: Buffer) => Lease;
+
+function entry({ digest, caller, scopes }: Line, leaseOf: LeaseOf): Entry {
   // The rate key is the digest, not the position: a reload that reorders the file keeps each token's count.
-  return { digest, credentials: { kind: 'valid', caller, rateKey: `token:${digest.toString('hex', 0, 8)}`, scopes } };
+  return { digest, credentials: { kind: 'valid', caller, rateKey: `token:${digest.toString('hex', 0, 8)}`, scopes, lease: leaseOf(digest) } };
 }
 
 /**
@@ -23,7 +29,7 @@ function entry(digest: Buffer, caller: string, scopes: ReadonlySet<Scope>): Entr
  * spaces (none means both). `position` is the token's 1-based place among all static tokens, the caller
  * name of a plain-text token in logs; a digest line is named by the digest's first 8 hex digits.
  */
-function parseLine(line: string, where: string, position: number): Entry {
+function parseLine(line: string, where: string, position: number): Line {
   const [secret = '', ...scopeNames] = line.split(/\s+/);
   const unknown = scopeNames.find((name) => !isScope(name));
   if (unknown !== undefined) throw new TokenFileError(`${where}: unknown scope "${unknown}"; the scopes are plants:read and plants:write`);
@@ -31,32 +37,32 @@ function parseLine(line: string, where: string, position: number): Entry {
   const digestLine = DIGEST_LINE.exec(secret);
   if (digestLine?.[1] !== undefined) {
     const hex = digestLine[1].toLowerCase();
-    return entry(Buffer.from(hex, 'hex'), `sha256:${hex.slice(0, 8)}`, scopes);
+    return { digest: Buffer.from(hex, 'hex'), caller: `sha256:${hex.slice(0, 8)}`, scopes };
   }
   if (secret.toLowerCase().startsWith('sha256:')) throw new TokenFileError(`${where}: sha256: must be followed by 64 hex digits`);
   if (secret.length < MIN_TOKEN_LENGTH) throw new TokenFileError(`${where}: the token is shorter than ${MIN_TOKEN_LENGTH} characters`);
   if (!TOKEN_SYNTAX.test(secret)) {
     throw new TokenFileError(`${where}: the token has characters outside RFC 6750's token syntax (A-Z a-z 0-9 - . _ ~ + / and = at the end)`);
   }
-  return entry(sha256(secret), `token:${position}`, scopes);
+  return { digest: sha256(secret), caller: `token:${position}`, scopes };
 }
 
-/** The file's entries; throws TokenFileError naming AUTH_TOKENS_FILE and the line at fault. */
-export function readTokenFile(file: string, firstPosition: number): Entry[] {
+/** The file's tokens; throws TokenFileError naming AUTH_TOKENS_FILE and the line at fault. */
+export function readTokenFile(file: string, firstPosition: number): Line[] {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
     throw new TokenFileError(`AUTH_TOKENS_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
-  const entries: Entry[] = [];
+  const tokens: Line[] = [];
   text.split(/\r?\n/).forEach((raw, index) => {
     const line = raw.trim();
     if (line === '' || line.startsWith('#')) return;
-    entries.push(parseLine(line, `AUTH_TOKENS_FILE line ${index + 1}`, firstPosition + entries.length));
+    tokens.push(parseLine(line, `AUTH_TOKENS_FILE line ${index + 1}`, firstPosition + tokens.length));
   });
-  if (entries.length === 0) throw new TokenFileError(`AUTH_TOKENS_FILE: ${file} holds no token`);
-  return entries;
+  if (tokens.length === 0) throw new TokenFileError(`AUTH_TOKENS_FILE: ${file} holds no token`);
+  return tokens;
 }
 
 /**
@@ -74,7 +80,10 @@ export class StaticTokenSet {
   }
 
   match(token: string): ValidCredentials | undefined {
-    const presented = sha256(token);
+    return this.matchDigest(sha256(token));
+  }
+
+  matchDigest(presented: Buffer): ValidCredentials | undefined {
     let found: ValidCredentials | undefined;
     for (const candidate of this.entries) {
       if (timingSafeEqual(candidate.digest, presented)) found = candidate.credentials;
@@ -84,8 +93,8 @@ export class StaticTokenSet {
 }
 
 /** AUTH_TOKENS (plain text, both scopes) followed by the lines of AUTH_TOKENS_FILE, if set. */
-export function loadStaticTokens(source: { authTokens: readonly string[]; authTokensFile: string | undefined }): StaticTokenSet {
-  const fromEnv = source.authTokens.map((token, index) => entry(sha256(token), `token:${index + 1}`, ALL_SCOPES));
+export function loadStaticTokens(source: { authTokens: readonly string[]; authTokensFile: string | undefined }, leaseOf: LeaseOf): StaticTokenSet {
+  const fromEnv = source.authTokens.map((token, index): Line => ({ digest: sha256(token), caller: `token:${index + 1}`, scopes: ALL_SCOPES }));
   const fromFile = source.authTokensFile === undefined ? [] : readTokenFile(source.authTokensFile, fromEnv.length + 1);
-  return new StaticTokenSet([...fromEnv, ...fromFile]);
+  return new StaticTokenSet([...fromEnv, ...fromFile].map((line) => entry(line, leaseOf)));
 }

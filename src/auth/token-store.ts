@@ -1,16 +1,24 @@
+import type { LapseReason, Lease } from './lease';
+import type { Scope } from './scopes';
 import { loadStaticTokens, type StaticTokenSet } from './static-tokens';
 
 export type StaticTokenSource = { authTokens: readonly string[]; authTokensFile: string | undefined };
 
+/** A response that outlives its request (a change stream), watching the static token it was opened with. */
+type Watcher = { digest: Buffer; scope: Scope; lapsed: (reason: LapseReason) => void };
+
 /**
  * The static tokens in force. A reload builds a whole new set and swaps it in one assignment: a request sees
- * the old set or the new one, never a mix, and a file that fails to parse leaves the old set in place.
+ * the old set or the new one, never a mix, and a file that fails to parse leaves the old set in place. What
+ * outlives a request is judged again at each reload: a watcher whose token the new set drops, or no longer
+ * grants the scope it watches, is told so at once.
  */
 export class StaticTokenStore {
   private set: StaticTokenSet;
+  private readonly watchers = new Set<Watcher>();
 
   constructor(private readonly source: StaticTokenSource) {
-    this.set = loadStaticTokens(source);
+    this.set = loadStaticTokens(source, this.leaseOf);
   }
 
   get file(): string | undefined {
@@ -21,8 +29,32 @@ export class StaticTokenStore {
 
   /** Re-reads AUTH_TOKENS_FILE; throws TokenFileError (keeping the old set) when it does not parse. */
   reload(): number {
-    const next = loadStaticTokens(this.source);
+    const next = loadStaticTokens(this.source, this.leaseOf);
     this.set = next;
+    for (const watcher of [...this.watchers]) if (!this.grants(watcher)) this.lapse(watcher);
     return next.size;
   }
+
+  private grants({ digest, scope }: Watcher): boolean {
+    return this.set.matchDigest(digest)?.scopes.has(scope) === true;
+  }
+
+  private lapse(watcher: Watcher): void {
+    this.watchers.delete(watcher);
+    watcher.lapsed('revoked');
+  }
+
+  private readonly leaseOf = (digest: Buffer): Lease => ({
+    watch: (scope, lapsed) => {
+      const watcher: Watcher = { digest, scope, lapsed };
+      this.watchers.add(watcher);
+      // Opened under a set a reload has replaced since (the request was authorized before it): judged now.
+      if (!this.grants(watcher)) {
+        queueMicrotask(() => {
+          if (this.watchers.has(watcher)) this.lapse(watcher);
+        });
+      }
+      return () => this.watchers.delete(watcher);
+    },
+  });
 }

@@ -30,5 +30,15 @@ export type PlantEventLog = {
   pruneEvents(beforeMs: number, limit: number): Promise<number>;
 };
 
+/** Removes the events written before `beforeMs`, a thousand per statement, until none is left or `stop()`; resolves how many. */
+export async function pruneBefore(log: PlantEventLog, beforeMs: number, stop: () => boolean): Promise<number> {
+  let removed = 0;
+  for (;;) {
+    const count = await log.pruneEvents(beforeMs, 1000);
+    removed += count;
+    if (count < 1000 || stop()) return removed;
+  }
+}
+
 /** Calls `wake` whenever new events may be readable (a local commit, another replica's NOTIFY); returns the stop. */
 export type ChangeSignal = (wake: () => void) => () => void;

@@ -30,8 +30,17 @@ export type Sink = {
   destroy(): void;
 };
 
-/** Where a stream starts: after a position, or live from now; `malformed` a Last-Event-ID that is no position. */
-export type StreamStart = { after?: bigint; tag?: string; malformed?: boolean };
+/**
+ * How long the credential a stream was opened with holds (src/auth's Lease, wired by src/app.ts): `watch` calls
+ * `lapsed` once, when it no longer grants reading (revoked) or expires, and returns the stop.
+ */
+export type StreamLease = { watch(scope: 'plants:read', lapsed: (reason: 'revoked' | 'expired') => void): () => void };
+
+/**
+ * Where a stream starts: after a position, or live from now; `malformed` a Last-Event-ID that is no position.
+ * `lease`: the stream ends when its credential does; absent, it lasts until the client leaves.
+ */
+export type StreamStart = { after?: bigint; tag?: string; malformed?: boolean; lease?: StreamLease };
 
 export const HEARTBEAT = ':\n\n';
 
@@ -67,6 +76,8 @@ export class Stream {
   written: bigint;
   /** Set while a catch-up waits for the socket to drain. */
   drained?: () => void;
+  /** Stops watching the stream's credential. */
+  unwatch?: () => void;
 
   constructor(
     readonly sink: Sink,
@@ -120,3 +131,39 @@ export class Stream {
   };
 }
 
+
+/**
+ * The streams past their catch-up, indexed by tag: an event reaches the untagged ones and those of its tag and
+ * of the tag an edit replaced, so 1,000 streams of other tags cost a map lookup per event, not 1,000 comparisons.
+ */
+export class LiveStreams {
+  private readonly untagged = new Set<Stream>();
+  private readonly byTag = new Map<string, Set<Stream>>();
+
+  add(stream: Stream): void {
+    stream.live = true;
+    if (stream.tag === undefined) this.untagged.add(stream);
+    else {
+      let set = this.byTag.get(stream.tag);
+      if (set === undefined) this.byTag.set(stream.tag, (set = new Set()));
+      set.add(stream);
+    }
+  }
+
+  remove(stream: Stream): void {
+    if (!stream.live) return;
+    if (stream.tag === undefined) this.untagged.delete(stream);
+    else {
+      const set = this.byTag.get(stream.tag);
+      set?.delete(stream);
+      if (set?.size === 0) this.byTag.delete(stream.tag);
+    }
+  }
+
+  /** Each live stream the event concerns, once; a stream may be removed while visited. */
+  forEach(event: ChangeEvent, visit: (stream: Stream) => void): void {
+    for (const stream of this.untagged) visit(stream);
+    if (event.tag !== undefined) this.byTag.get(event.tag)?.forEach((stream) => visit(stream));
+    if (event.prevTag !== undefined && event.prevTag !== event.tag) this.byTag.get(event.prevTag)?.forEach((stream) => visit(stream));
+  }
+}

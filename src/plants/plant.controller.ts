@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
 import { AppError, type FieldProblem, type Reason } from '../errors';
 import { localsOf } from '../request-locals';
-import type { PlantFeed } from './plant.feed';
+import type { PlantFeed, StreamLease } from './plant.feed';
 import type { PlantService } from './plant.service';
 import { plantJson } from './plant.json';
 import { feedQuerySchema, INT64_MAX, listQuerySchema, newPlantSchema, plantIdParamSchema, plantPatchSchema, type FieldCode, type ListQuery } from './plant.schemas';
@@ -84,6 +84,8 @@ export class PlantController {
   constructor(
     private readonly service: PlantService,
     private readonly feed: PlantFeed,
+    /** How long the caller's credential holds (src/auth): a change stream ends when it does. */
+    private readonly leaseOf: (req: Request) => StreamLease | undefined,
   ) {}
 
   /**
@@ -103,7 +105,7 @@ export class PlantController {
       res.set(headers).status(200).end();
       return;
     }
-    await this.feed.open({ after: fromHeader ?? parsed.data.after, tag: parsed.data.tag, malformed }, () => {
+    await this.feed.open({ after: fromHeader ?? parsed.data.after, tag: parsed.data.tag, malformed, lease: this.leaseOf(req) }, () => {
       res.writeHead(200, headers);
       res.flushHeaders();
       return res;

@@ -7,10 +7,10 @@
  */
 import type { Logger } from '../logger';
 import { AppError } from '../errors';
-import type { ChangeEvent, ChangeSignal, PlantEventLog } from './plant-events';
-import { concerns, controlFrame, frameOf, HEARTBEAT, positionFrame, Stream, type FeedConfig, type FeedObserver, type Sink, type StreamStart } from './plant-feed.stream';
+import { pruneBefore, type ChangeEvent, type ChangeSignal, type PlantEventLog } from './plant-events';
+import { concerns, controlFrame, frameOf, HEARTBEAT, LiveStreams, positionFrame, Stream, type FeedConfig, type FeedObserver, type Sink, type StreamStart } from './plant-feed.stream';
 
-export type { FeedConfig, FeedObserver, Sink, StreamStart } from './plant-feed.stream';
+export type { FeedConfig, FeedObserver, Sink, StreamLease, StreamStart } from './plant-feed.stream';
 
 const PAGE = 500;
 const POLL_MS = 5000;
@@ -22,7 +22,6 @@ const PRUNE_EVERY_MS = 60_000;
  */
 const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
-
 export class PlantFeed {
   private head: bigint | undefined;
   private starting: Promise<bigint> | undefined;
@@ -30,8 +29,7 @@ export class PlantFeed {
   private again = false;
   private opened = 0;
   private readonly streams = new Set<Stream>();
-  private readonly untagged = new Set<Stream>();
-  private readonly byTag = new Map<string, Set<Stream>>();
+  private readonly live = new LiveStreams();
   private timers: NodeJS.Timeout[] = [];
   private unsubscribe: (() => void) | undefined;
   private stopped = false;
@@ -112,6 +110,8 @@ export class PlantFeed {
       // The first block always carries the position the stream starts after: a live start has no other.
       if (reset !== undefined) stream.sink.write(controlFrame('reset', reset.pos, `{"reason":"${reset.reason}"}`));
       else stream.sink.write(positionFrame(from));
+      // After the first block: a credential revoked meanwhile ends the stream with its last event, never before.
+      stream.unwatch = start.lease?.watch('plants:read', (reason) => this.lapse(stream, reason));
       void this.catchUp(stream);
     } catch (error) {
       release();
@@ -190,17 +190,11 @@ export class PlantFeed {
 
   private deliver(event: ChangeEvent): void {
     let frame: string | undefined;
-    const send = (streams: Iterable<Stream> | undefined) => {
-      if (streams === undefined) return;
-      for (const stream of streams) {
-        if (event.pos <= stream.cursor) continue;
-        frame ??= frameOf(event);
-        this.send(stream, frame, event.pos);
-      }
-    };
-    send(this.untagged);
-    if (event.tag !== undefined) send(this.byTag.get(event.tag));
-    if (event.prevTag !== undefined && event.prevTag !== event.tag) send(this.byTag.get(event.prevTag));
+    this.live.forEach(event, (stream) => {
+      if (event.pos <= stream.cursor) return;
+      frame ??= frameOf(event);
+      this.send(stream, frame, event.pos);
+    });
   }
 
   /** Writes a frame, or queues it while the socket is full; past the bound the reader is cut off. */
@@ -208,11 +202,23 @@ export class PlantFeed {
     if (!stream.send(frame, pos, this.config.bufferEvents)) this.cutOff(stream);
   }
 
-  /** The reader fell too far behind: one last event says to resume after what it has, then the stream ends. */
+  /** The reader fell too far behind. */
   private cutOff(stream: Stream): void {
     this.observer?.cutOff();
     this.logger.info({ behind: stream.queue.length }, 'change stream cut off: the reader fell behind');
-    stream.sink.write(controlFrame('resume', stream.written, '{"reason":"too_slow"}'));
+    this.endWithResume(stream, 'too_slow');
+  }
+
+  /** The credential the stream was opened with no longer grants reading: a reconnection with it meets 401 or 403. */
+  private lapse(stream: Stream, reason: 'revoked' | 'expired'): void {
+    if (stream.closed) return;
+    this.logger.info({ reason }, `change stream ended: its credential ${reason === 'expired' ? 'expired' : 'was revoked'}`);
+    this.endWithResume(stream, `token_${reason}`);
+  }
+
+  /** One last event says why and to resume after what the reader has (with a valid credential), then the stream ends. */
+  private endWithResume(stream: Stream, reason: string): void {
+    stream.sink.write(controlFrame('resume', stream.written, `{"reason":"${reason}"}`));
     this.close(stream, true);
     // What was written may never be read; the socket does not wait for it longer than a heartbeat.
     setTimeout(() => stream.sink.destroy(), this.config.heartbeatMs).unref();
@@ -239,36 +245,20 @@ export class PlantFeed {
       }
       if (stream.closed) return;
       // Synchronously after the check: the feed delivers every event past its head to the stream from here on.
-      this.join(stream);
+      this.live.add(stream);
     } catch (err) {
       this.logger.warn({ err }, 'change stream could not read the events; ending it so the client resumes');
       this.close(stream, true);
     }
   }
 
-  private join(stream: Stream): void {
-    stream.live = true;
-    if (stream.tag === undefined) this.untagged.add(stream);
-    else {
-      let set = this.byTag.get(stream.tag);
-      if (set === undefined) this.byTag.set(stream.tag, (set = new Set()));
-      set.add(stream);
-    }
-  }
-
   private close(stream: Stream, end: boolean): void {
     if (stream.closed) return;
     stream.closed = true;
+    stream.unwatch?.();
     this.streams.delete(stream);
     stream.drained?.();
-    if (stream.live) {
-      if (stream.tag === undefined) this.untagged.delete(stream);
-      else {
-        const set = this.byTag.get(stream.tag);
-        set?.delete(stream);
-        if (set?.size === 0) this.byTag.delete(stream.tag);
-      }
-    }
+    this.live.remove(stream);
     if (end) stream.sink.end();
   }
 
@@ -277,16 +267,7 @@ export class PlantFeed {
   };
 
   private readonly prune = (): void => {
-    const before = Date.now() - this.config.retentionMs;
-    const loop = async (): Promise<number> => {
-      let removed = 0;
-      for (;;) {
-        const count = await this.log.pruneEvents(before, 1000);
-        removed += count;
-        if (count < 1000 || this.stopped) return removed;
-      }
-    };
-    loop().then(
+    pruneBefore(this.log, Date.now() - this.config.retentionMs, () => this.stopped).then(
       (removed) => {
         if (removed > 0) this.logger.debug({ removed }, 'change feed pruned');
       },

@@ -4,6 +4,7 @@ import { renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { aNewPlant } from '../helpers/plants';
 import { rawRequest } from '../helpers/raw-request';
+import { openStream } from '../helpers/sse';
 import { startServer, tempDataDir, type ServerProcess } from '../helpers/server-process';
 import { sleep } from '../helpers/common';
 
@@ -87,6 +88,26 @@ describe('rotating AUTH_TOKENS_FILE without a restart', () => {
     expect(new Set(removedOutcomes.slice(0, firstRefused))).toEqual(new Set([200]));
     expect(new Set(removedOutcomes.slice(firstRefused + 3))).toEqual(new Set([401]));
     expect(later).toBe(200);
+  });
+
+  it('when a token with an open change stream is removed and SIGHUP arrives, then the stream ends within a second with a last resume event and reconnecting is 401', async () => {
+    const reader = await openStream(server.url, '/plants/events', { Authorization: `Bearer ${HASHED}` });
+    const other = await openStream(server.url, '/plants/events', { Authorization: `Bearer ${PLAIN}` });
+    await create(server, PLAIN);
+    await reader.waitFor((events) => events.some((event) => event.event === 'plant.created'));
+
+    replaceFile(file, `${PLAIN}\n`);
+    server.child.kill('SIGHUP');
+    const started = performance.now();
+    const ended = await Promise.race([reader.ended.then(() => performance.now() - started), sleep(3000).then(() => undefined)]);
+    const again = await openStream(server.url, '/plants/events', { Authorization: `Bearer ${HASHED}`, 'Last-Event-ID': reader.named().at(-1)?.id ?? '' });
+    await create(server, PLAIN);
+    await other.waitFor((events) => events.filter((event) => event.event === 'plant.created').length === 2);
+    other.close();
+
+    expect(ended).toBeLessThan(1000);
+    expect(reader.named().at(-1)).toEqual({ event: 'resume', id: reader.named().at(-2)?.id, data: '{"reason":"token_revoked"}' });
+    expect(again.status).toBe(401);
   });
 
   it('when the file is replaced without a signal, then a removed token is locked out within a second', async () => {

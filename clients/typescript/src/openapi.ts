@@ -53,7 +53,7 @@ export interface paths {
         };
         /**
          * The change feed: every create, edit and delete as server-sent events, resumable.
-         * @description text/event-stream (WHATWG server-sent events). Each change is one event: `event: plant.created`, `plant.updated` or `plant.deleted`; `id:` its position (an integer that only grows; the plant's ETag after the change is `"<position>"`); `data:` the plant `{"id","name","tag"?}` with the id as an exact JSON integer, only `{"id"}` for a delete. The first block is `id: <position>` alone (the position the stream starts after; it sets the reader's last event id and dispatches no event), so a reader that reconnects before any change resumes from it; a stream that starts with a reset has the reset's id instead. A comment line (`:`) comes every EVENTS_HEARTBEAT (15 s). `event: reset` (data `{"reason":"expired"}` or `{"reason":"unknown_position"}`) comes first when the position asked for was pruned (older than EVENTS_RETENTION) or was never written, or Last-Event-ID is not a position; reload, then keep reading. `event: resume` (data `{"reason":"too_slow"}`) is the last event of a stream whose reader fell behind; reconnect with Last-Event-ID. At shutdown the stream just ends: reconnect the same way. Browsers' EventSource cannot send Authorization: read it with fetch.
+         * @description text/event-stream (WHATWG server-sent events). Each change is one event: `event: plant.created`, `plant.updated` or `plant.deleted`; `id:` its position (an integer that only grows; the plant's ETag after the change is `"<position>"`); `data:` the plant `{"id","name","tag"?}` with the id as an exact JSON integer, only `{"id"}` for a delete. The first block is `id: <position>` alone (the position the stream starts after; it sets the reader's last event id and dispatches no event), so a reader that reconnects before any change resumes from it; a stream that starts with a reset has the reset's id instead. A comment line (`:`) comes every EVENTS_HEARTBEAT (15 s). `event: reset` (data `{"reason":"expired"}` or `{"reason":"unknown_position"}`) comes first when the position asked for was pruned (older than EVENTS_RETENTION) or was never written, or Last-Event-ID is not a position; reload, then keep reading. `event: resume` is the last event of a stream the service ends, its data saying why: `{"reason":"too_slow"}` (the reader fell behind), `{"reason":"token_revoked"}` (the token it was opened with was removed, or no longer grants plants:read), `{"reason":"token_expired"}` (the token's exp passed); reconnect with Last-Event-ID, with a token that is valid (the old one meets 401 or 403). Names and tags never hold U+2028, U+2029 or U+0085 raw: they come as JSON escapes. At shutdown the stream just ends: reconnect the same way. Browsers' EventSource cannot send Authorization: read it with fetch.
          */
         get: operations["plantChanges"];
         put?: never;
@@ -1099,7 +1099,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The stream, open until the client leaves, the service shuts down, or the reader falls behind (a last `resume` event). */
+            /** @description The stream, open until the client leaves, the service shuts down, the reader falls behind or the token ends (these two with a last `resume` event). */
             200: {
                 headers: {
                     /** @description The request id: the client's well-formed X-Request-Id, else one generated. */
