@@ -21,19 +21,25 @@ async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void
   }
 }
 
+/** A service over dir/plants.db backing up into `backups` every second, keeping 2, with its metrics listener. */
+async function everySecondKeepingTwo(dir: string, backups: string): Promise<{ server: ServerProcess; metricsPort: number }> {
+  const metricsPort = await freePort();
+  const server = await startServer({
+    DATABASE_URL: `file:${path.join(dir, 'plants.db')}`,
+    BACKUP_DIR: backups,
+    BACKUP_INTERVAL: '1s',
+    BACKUP_KEEP: '2',
+    METRICS_PORT: String(metricsPort),
+  });
+  return { server, metricsPort };
+}
+
 describe('scheduled backups (BACKUP_DIR)', () => {
   it('when BACKUP_DIR is set, then a checked backup is written every interval, the newest BACKUP_KEEP kept, logged and measured', async () => {
     const dir = tempDataDir();
     const backups = path.join(dir, 'backups');
     mkdirSync(backups);
-    const metricsPort = await freePort();
-    const server = await startServer({
-      DATABASE_URL: `file:${path.join(dir, 'plants.db')}`,
-      BACKUP_DIR: backups,
-      BACKUP_INTERVAL: '1s',
-      BACKUP_KEEP: '2',
-      METRICS_PORT: String(metricsPort),
-    });
+    const { server, metricsPort } = await everySecondKeepingTwo(dir, backups);
     try {
       expect((await post(server, { id: 42, name: 'kept safe' })).status).toBe(200);
 
@@ -69,14 +75,7 @@ describe('scheduled backups (BACKUP_DIR)', () => {
       writeFileSync(path.join(backups, name), `a backup copied in: ${name}`);
       writeFileSync(path.join(backups, `${name}.meta.json`), '{}');
     }
-    const metricsPort = await freePort();
-    const server = await startServer({
-      DATABASE_URL: `file:${path.join(dir, 'plants.db')}`,
-      BACKUP_DIR: backups,
-      BACKUP_INTERVAL: '1s',
-      BACKUP_KEEP: '2',
-      METRICS_PORT: String(metricsPort),
-    });
+    const { server, metricsPort } = await everySecondKeepingTwo(dir, backups);
     let scraped;
     try {
       expect((await post(server, { id: 42, name: 'kept safe' })).status).toBe(200);
