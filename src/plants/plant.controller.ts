@@ -168,8 +168,8 @@ export class PlantController {
     next();
   };
 
-  /** DELETE /plants/ (an empty id) is a 400 naming id; DELETE /plants goes on to the 405. */
-  deleteWithoutId: RequestHandler = (req, _res, next) => {
+  /** PATCH and DELETE /plants/ (an empty id) are a 400 naming id, before any body is read; /plants goes on to the 405. */
+  withoutId: RequestHandler = (req, _res, next) => {
     rejectEmptyId(req);
     next();
   };
