@@ -28,7 +28,7 @@ describe('/plants/ (an empty id)', () => {
       app.request.put('/plants/1').set({ ...bearer(), 'Content-Type': 'application/json' }).send('{}'),
     ]);
 
-    expect(answers.map((answer) => [answer.status, answer.headers.allow, answer.body.error])).toEqual([
+    expect(answers.map((answer): unknown[] => [answer.status, answer.headers.allow, answer.body.error])).toEqual([
       [405, 'GET, HEAD, POST, OPTIONS', 40501],
       [405, 'GET, HEAD, POST, OPTIONS', 40501],
       [405, 'GET, HEAD, POST, OPTIONS', 40501],
