@@ -103,7 +103,7 @@ const envSchema = z.object({
     'On SIGTERM or SIGINT: how long in-flight requests and webhook attempts may take before their connections are closed and the process exits 1 (milliseconds).',
   ),
   LOAD_SHED_LAG_MS: integer(0, 60_000).prefault('100').describe(
-    'Load shedding on queueing: when 64 or more requests are in progress and the 64 oldest have each waited longer than this (milliseconds), a new request gets 503 with `Retry-After` instead of joining the line; health checks are never shed, and neither is a client with 64 connections or fewer in a closed loop. `0` disables.',
+    'Load shedding on queueing: when 64 or more requests are in progress and the 64 oldest have each waited longer than this (milliseconds), a new request gets 503 with `Retry-After` instead of joining the line (a request with a body waits from when its body is complete: a client sending it slowly is not a queue); health checks are never shed, and neither is a client with 64 connections or fewer in a closed loop. `0` disables.',
   ),
   HEADERS_TIMEOUT_MS: integer(1000, 600_000).prefault('10000').describe(
     'Against slow clients: time to receive all request headers, then 408 (milliseconds).',
