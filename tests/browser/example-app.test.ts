@@ -13,7 +13,7 @@ const ROOT = path.resolve(__dirname, '..', '..');
 const OUTPUT = path.join(ROOT, 'test-results', 'example-app');
 const BIG = 9007199254740993n;
 const APP_POLICY =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; require-trusted-types-for 'script'; trusted-types 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; require-trusted-types-for 'script'; trusted-types 'none'";
 
 // Needs nginx as well: skipped with the nginx line when it is missing (and failing under CI).
 const withNginx = nginxAvailable() ? describeWith : (_service: 'chromium', name: string, body: (value: string) => void) => describe.skip(name, () => body(''));
