@@ -12,9 +12,9 @@ export function launchChromium(executablePath: string): Promise<Browser> {
  * Every Content-Security-Policy violation in the context's pages becomes a console error naming the directive
  * and what it blocked, so a test's console listener sees a policy that breaks the page, report-only or not.
  */
-export function reportPolicyViolations(context: BrowserContext): Promise<void> {
+export async function reportPolicyViolations(context: BrowserContext): Promise<void> {
   // A string: these tests compile without the DOM library. Injected before the page's scripts, outside its policy.
-  return context.addInitScript(`document.addEventListener('securitypolicyviolation', (event) => {
+  await context.addInitScript(`document.addEventListener('securitypolicyviolation', (event) => {
     console.error('CSP violation: ' + event.effectiveDirective + ' blocked ' + (event.blockedURI || 'inline') + ' (' + event.sourceFile + ':' + event.lineNumber + ')');
   });`);
 }
