@@ -3,7 +3,8 @@
  * an Authorization header. eventsource-parser splits the stream into events; ids are re-read exactly. A dropped
  * connection, a stream the service ended (shutdown, a reader cut off for falling behind) or a silent one resumes
  * with Last-Event-ID, so no change is missed or repeated. It never gives up on its own: only an abort, a break
- * out of the loop, or an answer no retry can mend (401, 403, 400) ends it.
+ * out of the loop, an answer no retry can mend (401, 403, 400), or a stream the service would not send (an id that
+ * is not a position, a position going back) ends it.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { backoff, isNetworkError, MAX_ANSWER_BYTES, parseJson, parsePlants, protocolError, sleep, toError, toInt64, versioned, type StoredPlant, type Versioned } from './wire.js';
