@@ -131,13 +131,18 @@ export function createClient(options: ClientOptions) {
       return versioned(parsePlants(await readText(response), response)[0] as StoredPlant, response.headers.get('ETag'));
     },
 
-    /** A JSON Merge Patch; resolves with the plant as stored after it, with its new ETag. */
+    /**
+     * A JSON Merge Patch; resolves with the plant as stored after it, with its new ETag. With a token that may not
+     * read (204, no plant) it rejects with status 204 after the edit is stored.
+     */
     async updatePlant(id: bigint, patch: PlantPatch, { ifMatch, signal }: ConditionalOptions = {}): Promise<Versioned<StoredPlant>> {
       const members: string[] = [];
       if (patch.id !== undefined) members.push(`"id":${toId(patch.id)}`);
       if (patch.name !== undefined) members.push(`"name":${JSON.stringify(patch.name)}`);
       if (patch.tag !== undefined) members.push(`"tag":${JSON.stringify(patch.tag)}`);
       const response = await send('PATCH', `${base}/plants/${toId(id)}`, { body: `{${members.join(',')}}`, type: 'application/merge-patch+json', ifMatch, signal });
+      // A token without plants:read is answered 204 and no plant (docs/auth.md): the edit is stored, the plant unknown.
+      if (response.status === 204) throw protocolError(response, `the edit was stored (ETag ${response.headers.get('ETag') ?? 'unknown'}), but this token may not read plants (plants:read), so no plant came back`);
       return versioned(parsePlants(await readText(response), response)[0] as StoredPlant, response.headers.get('ETag'));
     },
 
