@@ -11,6 +11,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { loadMigrations, migrate } from '../db/migrate';
 import { fileStamp, fsyncPath, removeStaleTemporaries, removeWithCompanions, sha256File, temporaryName } from './files';
+import { lastPosition, markPositions } from './restore-mark';
 import { readSidecar } from './sidecar';
 import { BackupError, inspectStoreFile } from './store-file';
 
@@ -62,7 +63,7 @@ export async function restoreStore(from: string, target: string, now: () => Date
 async function swapIn(temp: string, store: string, now: () => Date): Promise<string | undefined> {
   const lock = lockIdleStore(store);
   try {
-    markRestore(temp, lock === undefined ? 0n : lastPosition(lock), now());
+    markRestore(temp, lock === undefined ? 0n : handedOut(lock), now());
     await fsyncPath(temp);
     const replaced = lock === undefined ? undefined : `${store}.replaced-${fileStamp(now())}`;
     if (replaced !== undefined) await rename(store, replaced);
@@ -106,13 +107,10 @@ function lockIdleStore(store: string): Database.Database | undefined {
   }
 }
 
-const LAST_POSITION = "SELECT seq FROM sqlite_sequence WHERE name = 'plant_events'";
-
-/** The last position the replaced store handed out (AUTOINCREMENT's record); 0 when it has none (no change feed yet). */
-function lastPosition(db: Database.Database): bigint {
-  db.defaultSafeIntegers(true);
+/** The last position the replaced store handed out; 0 when it has none (a store from before the change feed). */
+function handedOut(db: Database.Database): bigint {
   try {
-    return (db.prepare(LAST_POSITION).pluck().get() as bigint | undefined) ?? 0n;
+    return lastPosition(db);
   } catch (error) {
     // A store from before the change feed has no sqlite_sequence: it handed out no position.
     if ((error as { code?: unknown }).code === 'SQLITE_ERROR') return 0n;
@@ -120,26 +118,12 @@ function lastPosition(db: Database.Database): bigint {
   }
 }
 
-/**
- * Brings the copy to this build's migrations and moves its positions past every position handed out before the
- * restore: the greatest of the backup's last one, the replaced store's last one (when there is one), and the time
- * in microseconds since 1970, for a store that is gone. A store hands out far fewer than a million positions a
- * second, so its positions stay below the time of any later restore. The mark and the skipped range are recorded
- * (migrations/sqlite/007), so a reader resuming from a skipped position gets a reset.
- */
+/** Brings the copy to this build's migrations (the restore table is the latest's) and gives it its restore mark. */
 function markRestore(file: string, replacedLast: bigint, at: Date): void {
   const db = new Database(file, { fileMustExist: true });
   try {
-    db.defaultSafeIntegers(true);
     migrate(db, loadMigrations());
-    db.transaction(() => {
-      const backupLast = (db.prepare(LAST_POSITION).pluck().get() as bigint | undefined) ?? 0n;
-      const clock = BigInt(at.getTime()) * 1000n;
-      const mark = [backupLast + 1n, replacedLast + 1n, clock].reduce((a, b) => (a > b ? a : b));
-      const moved = db.prepare("UPDATE sqlite_sequence SET seq = ? WHERE name = 'plant_events'").run(mark).changes;
-      if (moved === 0) db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('plant_events', ?)").run(mark);
-      db.prepare('INSERT INTO plant_event_restores (mark, restored_last, restored_at) VALUES (?, ?, ?)').run(mark, backupLast, at.getTime());
-    }).immediate();
+    db.transaction(() => markPositions(db, replacedLast, at)).immediate();
   } finally {
     db.close();
   }

@@ -79,7 +79,8 @@ async function afterRestore(store: Store) {
   }
 }
 
-function expectNoLostUpdate(outcome: Awaited<ReturnType<typeof afterRestore>>): void {
+/** `history`: the restored store holds the backup's events (a backup or a dump does; an export holds plants only). */
+function expectNoLostUpdate(outcome: Awaited<ReturnType<typeof afterRestore>>, history = true): void {
   const { tags, fromBefore, fromBackup } = outcome;
   const afterPos = positionOf(tags.after);
   expect(outcome).toMatchObject({
@@ -93,6 +94,11 @@ function expectNoLostUpdate(outcome: Awaited<ReturnType<typeof afterRestore>>): 
   expect(fromBefore.map((event) => event.event ?? 'position')).toEqual(['reset', 'plant.updated']);
   expect(fromBefore[0]).toEqual({ event: 'reset', id: String(afterPos), data: '{"reason":"unknown_position"}' });
   expect(BigInt(fromBefore[1]?.id ?? '0')).toBeGreaterThan(afterPos);
+  if (!history) {
+    // No event came over with an export: every position handed out before is unknown here.
+    expect(fromBackup.map((event) => event.event ?? 'position')).toEqual(['reset', 'plant.updated']);
+    return;
+  }
   // A reader at a position the backup holds resumes without a reset and sees the edit made after the restore.
   expect(fromBackup.map((event) => event.event ?? 'position').slice(0, 2)).toEqual(['position', 'plant.updated']);
   expect(fromBackup[0]).toEqual({ id: tags.created?.slice(1, -1) });
@@ -135,6 +141,26 @@ describe('plant-store restore of a SQLite store', () => {
 
     expectNoLostUpdate(outcome);
   }, 60_000);
+
+  it('when the store is rebuilt from an export with plant-store import, then the old ETag answers 412 and old positions a reset', async () => {
+    const dir = tempDataDir();
+    const env = { DATABASE_URL: `file:${path.join(dir, 'plants.db')}` };
+    let exported = '';
+
+    const outcome = await afterRestore({
+      env,
+      backup: async () => {
+        exported = (await runCli(['export'], env)).stdout;
+      },
+      restore: async () => {
+        const rebuilt = { DATABASE_URL: `file:${path.join(dir, 'rebuilt.db')}` };
+        expect(await runCli(['import'], rebuilt, exported)).toMatchObject({ code: 0 });
+        return rebuilt;
+      },
+    });
+
+    expectNoLostUpdate(outcome, false);
+  }, 60_000);
 });
 
 describeWith('postgres', 'pg_dump and pg_restore of a PostgreSQL store', (server) => {
@@ -167,5 +193,25 @@ describeWith('postgres', 'pg_dump and pg_restore of a PostgreSQL store', (server
     });
 
     expectNoLostUpdate(outcome);
+  }, 90_000);
+
+  it('when a fresh database is filled from an export with plant-store import, then the old ETag answers 412 and old positions a reset', async () => {
+    const original = await createTestDatabase(server);
+    const rebuilt = await createTestDatabase(server);
+    databases.push(original, rebuilt);
+    let exported = '';
+
+    const outcome = await afterRestore({
+      env: { DATABASE_URL: original.url },
+      backup: async () => {
+        exported = (await runCli(['export'], { DATABASE_URL: original.url })).stdout;
+      },
+      restore: async () => {
+        expect(await runCli(['import'], { DATABASE_URL: rebuilt.url }, exported)).toMatchObject({ code: 0 });
+        return { DATABASE_URL: rebuilt.url };
+      },
+    });
+
+    expectNoLostUpdate(outcome, false);
   }, 90_000);
 });
