@@ -5,7 +5,9 @@
 -- How a restored row is told apart: writer records the transaction that last wrote the row (a trigger stamps every
 -- UPDATE), and PostgreSQL records the same transaction as the row's xmin. A row that pg_restore wrote has the xmin
 -- of the restoring transaction and the writer of the dumped database: they differ. NULL means unknown: a store
--- that had handed out positions before this migration is treated as restored once, at its next write.
+-- that had handed out positions before this migration is treated as restored once, at its next write. A
+-- point-in-time recovery or a file-level copy keeps the row as it was written, xmin included: it cannot be told
+-- apart, and docs/backups.md says to call plant_positions_mark() after one.
 ALTER TABLE plant_event_counter ADD COLUMN writer xid8;
 UPDATE plant_event_counter SET writer = CASE WHEN last_pos = 0 THEN pg_current_xact_id() END;
 
@@ -18,35 +20,48 @@ END
 $$;
 CREATE TRIGGER plant_event_counter_stamp BEFORE UPDATE ON plant_event_counter FOR EACH ROW EXECUTE FUNCTION plant_event_counter_stamp();
 
--- Each row: the store, restored with restored_last as its last position, continued after mark, the greater of
--- restored_last + 1 and the time in microseconds since 1970. Positions strictly between the two were never written
--- here, and a reader resuming from one gets a reset. restored_at is Unix ms. pg_dump keeps these rows.
+-- Each row: the store, restored with restored_last as its last position, continued after mark (plant_positions_mark).
+-- Positions strictly between the two were never written here, and a reader resuming from one gets a reset.
+-- restored_at is Unix ms. pg_dump keeps these rows.
 CREATE TABLE plant_event_restores (
   mark BIGINT PRIMARY KEY,
   restored_last BIGINT NOT NULL,
   restored_at BIGINT NOT NULL
 );
 
+-- Moves the counter past a restore mark: the greater of its last position + 1 and the time in microseconds since
+-- 1970. The clock is the floor because the database the store was restored from cannot be read from here: a store
+-- hands out far fewer than a million positions a second, so its positions stay below the time of any later restore.
+-- Returns the mark; the next event is mark + 1. Called by plant_positions_take for a restored row, by plant-store
+-- import for a store that never handed out a position, and by hand after a restore this store cannot see (docs/backups.md).
+CREATE FUNCTION plant_positions_mark(at_ms BIGINT DEFAULT (extract(epoch FROM clock_timestamp()) * 1000)::BIGINT) RETURNS BIGINT
+LANGUAGE plpgsql AS $$
+DECLARE
+  kept BIGINT;
+  mark BIGINT;
+BEGIN
+  SELECT c.last_pos INTO kept FROM plant_event_counter c FOR UPDATE;
+  mark := greatest(kept + 1, (extract(epoch FROM clock_timestamp()) * 1000000)::BIGINT);
+  INSERT INTO plant_event_restores (mark, restored_last, restored_at) VALUES (mark, kept, at_ms);
+  UPDATE plant_event_counter SET last_pos = mark;
+  RETURN mark;
+END
+$$;
+
 -- The counter row, locked until the caller's transaction ends, and the position to number after. Every writer of
 -- positions takes it this way (plants_change, plant-store import). A restored row is first moved past its mark.
--- The clock is the floor because the database the dump came from cannot be read from here: a store hands out far
--- fewer than a million positions a second, so its positions stay below the time of any later restore.
 CREATE FUNCTION plant_positions_take(at_ms BIGINT) RETURNS BIGINT
 LANGUAGE plpgsql AS $$
 DECLARE
   kept BIGINT;
   stamped xid8;
   written xid;
-  mark BIGINT;
 BEGIN
   SELECT c.last_pos, c.writer, c.xmin INTO kept, stamped, written FROM plant_event_counter c FOR UPDATE;
   IF stamped IS NOT NULL AND stamped::xid = written THEN
     RETURN kept;
   END IF;
-  mark := greatest(kept + 1, (extract(epoch FROM clock_timestamp()) * 1000000)::BIGINT);
-  INSERT INTO plant_event_restores (mark, restored_last, restored_at) VALUES (mark, kept, at_ms);
-  UPDATE plant_event_counter SET last_pos = mark;
-  RETURN mark;
+  RETURN plant_positions_mark(at_ms);
 END
 $$;
 

@@ -76,13 +76,8 @@ const INSERT_SQL = `
   )
   SELECT id FROM stored`;
 // A store that never handed out a position is being filled from another one (a restore from an export, a move
-// between stores): like a restored one (migrations/postgres/007), it continues past the time in microseconds, which
-// every position that one handed out stays below, and records the positions it skipped.
-const MARK_FRESH_SQL = `
-  WITH mark AS (SELECT greatest(1, (extract(epoch FROM clock_timestamp()) * 1000000)::bigint) AS pos),
-  noted AS (INSERT INTO plant_event_restores (mark, restored_last, restored_at) SELECT pos, 0, $1 FROM mark),
-  moved AS (UPDATE plant_event_counter SET last_pos = (SELECT pos FROM mark))
-  SELECT pos FROM mark`;
+// between stores): like a restored one, it continues past a restore mark (migrations/postgres/007).
+const MARK_SQL = 'SELECT plant_positions_mark($1) AS pos';
 // Writes the counter back and wakes the feed of every replica, both when the transaction commits.
 const ADVANCE_COUNTER_SQL = "WITH advanced AS (UPDATE plant_event_counter SET last_pos = $1) SELECT pg_notify('plant_events', $1::text)";
 const STORED_SQL = 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])';
@@ -140,7 +135,7 @@ export async function importPostgres(options: PostgresOptions, lines: AsyncItera
   try {
     await client.query('BEGIN');
     lastPos = (await client.query<{ last_pos: bigint }>(LOCK_COUNTER_SQL, [at])).rows[0]?.last_pos ?? 0n;
-    if (lastPos === 0n) lastPos = (await client.query<{ pos: bigint }>(MARK_FRESH_SQL, [at])).rows[0]?.pos ?? 0n;
+    if (lastPos === 0n) lastPos = (await client.query<{ pos: bigint }>(MARK_SQL, [at])).rows[0]?.pos ?? 0n;
     const firstPos = lastPos;
     const count = async () => Number((await client.query<{ n: bigint }>('SELECT count(*) AS n FROM plants')).rows[0]?.n ?? 0n);
     const before = await count();
