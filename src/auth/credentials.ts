@@ -25,5 +25,11 @@ export function readCredentials(req: Request): Credentials {
   return credentialsOf(req.res).credentials ?? MISSING;
 }
 
+/** Whether the request's credentials grant `scope`: what a write may answer besides what its caller sent. */
+export function grants(req: Request, scope: Scope): boolean {
+  const credentials = readCredentials(req);
+  return credentials.kind === 'valid' && credentials.scopes.has(scope);
+}
+
 /** Three base64url parts: a bearer of this shape is checked as a JWT when OIDC is configured. */
 export const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/;

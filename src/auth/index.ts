@@ -7,7 +7,7 @@ import type { Logger } from '../logger';
 import { authorize, identify } from './auth.middleware';
 import type { StaticTokenStore } from './token-store';
 
-export { readCredentials, type Credentials } from './credentials';
+export { grants, readCredentials, type Credentials } from './credentials';
 export { startTokenRotation } from './token-rotation';
 export { StaticTokenStore } from './token-store';
 
