@@ -59,6 +59,7 @@ describe('plant-store export and import (SQLite)', () => {
       '004-webhook-trace.sql',
       '005-plant-events.sql',
       '006-webhook-event-type.sql',
+      '007-restore-marks.sql',
     ]);
     db.close();
   });
