@@ -1,7 +1,7 @@
 import cors from 'cors';
 import express, { type Express } from 'express';
 import type { Store as RateLimitStore } from 'express-rate-limit';
-import { createAuth, readCredentials, readLease, type StaticTokenStore } from './auth';
+import { createAuth, grants, readCredentials, readLease, type StaticTokenStore } from './auth';
 import type { Config } from './config';
 import { docsRoutes } from './docs/docs.routes';
 import { errorMiddleware } from './http/error.middleware';
@@ -109,7 +109,7 @@ export function createApp({ config, logger, plants, feed, readiness, lifecycle, 
     ),
   );
 
-  const controller = new PlantController(new PlantService(plants), feed, readLease);
+  const controller = new PlantController(new PlantService(plants), feed, (req) => grants(req, 'plants:read'), readLease);
   plantRoutes(app, controller, jsonBody(config.bodyLimitBytes), methodNotAllowed);
 
   app.use(notFound);

@@ -216,9 +216,14 @@ export function buildOpenApiDocument(): JsonSchema {
           },
           responses: {
             '200': {
-              description: 'The plant as stored after the change, committed and fsynced, with its new ETag. Every applied PATCH is a new version and a plant.updated event.',
+              description:
+                'The plant as stored after the change, committed and fsynced, with its ETag. A PATCH that changes something is a new version and a plant.updated event; one that leaves the plant as it is ({}, or the stored values) writes nothing and keeps its ETag.',
               headers: { ...requestId, ...noStore, ...etag },
               content: { 'application/json': { schema: { $ref: '#/components/schemas/StoredPlant' } } },
+            },
+            '204': {
+              description: 'As 200, to a token with plants:write but not plants:read: the ETag and no body, since the stored plant holds values the caller did not send.',
+              headers: { ...requestId, ...noStore, ...etag },
             },
             '400': errorResponse(400, {}, ['id_conflict']),
             '401': errorResponse(401, { headers: challenge }, []),

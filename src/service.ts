@@ -10,6 +10,7 @@ import { StaticTokenStore, startTokenRotation } from './auth';
 import type { Config } from './config';
 import { trackConnections } from './http/connections';
 import { expressShapes } from './http/express-shapes';
+import { connectionCap, type ConnectionCap } from './http/open-files';
 import { SERVER_OPTIONS, installHttpEdges } from './http/http-edges';
 import type { Lifecycle } from './lifecycle';
 import type { Logger } from './logger';
@@ -127,7 +128,18 @@ export async function startService(config: Config, logger: Logger, options: Serv
     app,
   );
   installHttpEdges(server, logger);
-  const connections = trackConnections(server, config.maxConnections);
+  // The store and the metrics listener are open: what is left of the open-file limit is the connections' room.
+  let cap: ConnectionCap;
+  try {
+    cap = connectionCap(config, metricsModule === undefined ? 0 : metricsModule.METRICS_MAX_CONNECTIONS);
+  } catch (err) {
+    await Promise.all([store.close(), shared?.close(), metricsServer?.close()]);
+    throw new StartError((err as Error).message, { cause: err });
+  }
+  if (cap.lowered !== undefined) {
+    logger.warn({ maxConnections: cap.maxConnections, configured: cap.lowered, openFileLimit: cap.openFileLimit }, 'MAX_CONNECTIONS is more than the open-file limit leaves room for; lowered');
+  }
+  const connections = trackConnections(server, cap.maxConnections);
 
   try {
     await listen(server, config);
@@ -136,7 +148,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
     throw err;
   }
   const address = server.address() as AddressInfo;
-  logger.info({ address: address.address, port: address.port }, 'listening');
+  logger.info({ address: address.address, port: address.port, maxConnections: cap.maxConnections, openFileLimit: cap.openFileLimit }, 'listening');
   // Migrating after listen (PostgreSQL; SQLite has migrated in createStore): a replica waiting for another's
   // migration lock is alive (/healthz 200) and unready (/readyz 503) meanwhile, instead of silent until a
   // liveness probe has it killed.

@@ -27,6 +27,12 @@ export function readCredentials(req: Request): Credentials {
   return credentialsOf(req.res).credentials ?? MISSING;
 }
 
+/** Whether the request's credentials grant `scope`: what a write may answer besides what its caller sent. */
+export function grants(req: Request, scope: Scope): boolean {
+  const credentials = readCredentials(req);
+  return credentials.kind === 'valid' && credentials.scopes.has(scope);
+}
+
 /** How long this request's credentials hold; undefined when they are not valid (the request was refused). */
 export function readLease(req: Request): Lease | undefined {
   const credentials = readCredentials(req);

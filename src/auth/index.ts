@@ -7,7 +7,7 @@ import type { Logger } from '../logger';
 import { authorize, identify } from './auth.middleware';
 import type { StaticTokenStore } from './token-store';
 
-export { readCredentials, readLease, type Credentials } from './credentials';
+export { grants, readCredentials, readLease, type Credentials } from './credentials';
 export type { LapseReason, Lease } from './lease';
 export { startTokenRotation } from './token-rotation';
 export { StaticTokenStore } from './token-store';

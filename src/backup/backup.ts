@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { rename } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { fsyncPath, removeStaleTemporaries, removeWithCompanions, temporaryName } from './files';
+import { fsyncPath, refuseCompanionName, removeStaleTemporaries, removeWithCompanions, temporaryName } from './files';
 import { sidecarPath, writeSidecar } from './sidecar';
 import { BackupError, inspectStoreFileAside } from './store-file';
 
@@ -41,6 +41,7 @@ export async function backupStore(source: string, target: string, options: Backu
   const started = performance.now();
   const now = options.now ?? (() => new Date());
   const file = path.resolve(target);
+  refuseCompanionName(file);
   const dir = path.dirname(file);
   if (!existsSync(dir)) throw new BackupError(`the directory ${dir} does not exist`);
   // A backup never replaces another: the name of a finished backup always leads to that backup.

@@ -7,6 +7,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { open, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { BackupError } from './store-file';
 
 /** Every temporary file starts with this, then the writer's pid: the next run in the directory removes a dead writer's. */
 export const TEMP_PREFIX = '.plant-store-tmp-';
@@ -59,8 +60,31 @@ export async function removeStaleTemporaries(dir: string): Promise<string[]> {
   return stale;
 }
 
+/** The files SQLite keeps beside a database <name>: <name>-journal, <name>-wal, <name>-shm. */
+const COMPANION_SUFFIXES = ['-journal', '-wal', '-shm'] as const;
+
 /** A SQLite file with the files SQLite may keep beside it. */
-export const withCompanions = (file: string): string[] => [file, `${file}-journal`, `${file}-wal`, `${file}-shm`];
+export const withCompanions = (file: string): string[] => [file, ...COMPANION_SUFFIXES.map((suffix) => `${file}${suffix}`)];
+
+// The companions, and a multi-database commit's super-journal (<name>-mjXXXXXX9XX, sqlite3.c vdbeCommit). Any
+// case: on a case-insensitive disk (macOS, Windows) b.db-WAL is the file SQLite opens as b.db-wal.
+const COMPANION_NAME = new RegExp(`(${COMPANION_SUFFIXES.join('|')}|-mj[0-9A-F]{6}9[0-9A-F]{2})$`, 'i');
+
+/**
+ * Refuses a name SQLite could claim as the companion of a database of the base name: opening that database
+ * deletes or rolls back a "hot journal" it does not recognise, and resets a WAL or WAL index, so a file written
+ * under such a name can vanish or corrupt that database. Any base name, not only the store's: a backup b.db's
+ * own journal is b.db-journal.
+ */
+export function refuseCompanionName(file: string): void {
+  const suffix = COMPANION_NAME.exec(path.basename(file))?.[1];
+  if (suffix === undefined) return;
+  throw new BackupError(
+    `${file} ends in ${suffix}, a name SQLite gives a file it keeps beside a database; opening ` +
+      `${file.slice(0, -suffix.length)} would take it for that database's own and delete or overwrite it: a backup ` +
+      'never takes a name ending in -journal, -wal, -shm or -mj…; give it another name',
+  );
+}
 
 export async function removeWithCompanions(file: string): Promise<void> {
   await Promise.all(withCompanions(file).map((name) => rm(name, { force: true })));

@@ -3,6 +3,7 @@
  * the tag left out when absent, the id as a JSON integer digit for digit. Each line is read with the service's
  * lossless JSON parse and checked by the same rules as POST /plants, so an import stores only what the API would.
  */
+import { isUtf8 } from 'node:buffer';
 import { parseJson } from '../http/parse-json';
 import { newPlantSchema, type NewPlant } from '../plants/plant.schemas';
 
@@ -37,37 +38,55 @@ export function parsePlantLine(text: string, line: number): NewPlant {
 export const MAX_LINE_BYTES = 64 * 1024;
 
 /**
- * The lines of a byte stream, in constant memory: UTF-8 checked (a malformed byte fails its line), a final
- * newline optional, \r\n accepted. Yields [text, line number].
+ * The lines of a byte stream, in constant memory: UTF-8 checked line by line (a malformed byte fails the line it is
+ * on), a final newline optional, \r\n accepted, a byte order mark at the start skipped. Yields [text, line number].
+ * Lines are cut on the byte 0x0A before decoding: it never occurs inside a UTF-8 sequence, so a character split
+ * between two chunks stays whole in the bytes carried to the next.
  */
 export async function* readLines(input: AsyncIterable<Buffer | string> | Iterable<Buffer | string>): AsyncGenerator<[string, number]> {
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  let pending = '';
+  let pending: Buffer = Buffer.alloc(0);
   let line = 0;
-  const decode = (chunk: Buffer | string, stream: boolean): string => {
-    if (typeof chunk === 'string') return chunk;
-    try {
-      return decoder.decode(chunk, { stream });
-    } catch {
-      throw new ImportError(`line ${line + 1 + (pending.match(/\n/g)?.length ?? 0)}: not valid UTF-8`);
-    }
-  };
   for await (const chunk of input) {
-    pending += decode(chunk, true);
-    let start = 0;
-    for (let end = pending.indexOf('\n'); end !== -1; end = pending.indexOf('\n', start)) {
-      line += 1;
-      yield [lineText(pending.slice(start, end), line), line];
-      start = end + 1;
+    const bytes = pending.length === 0 ? toBuffer(chunk) : Buffer.concat([pending, toBuffer(chunk)]);
+    const last = bytes.lastIndexOf(0x0a);
+    if (last === -1) {
+      pending = bytes;
+    } else {
+      const whole = bytes.subarray(0, last);
+      if (!isUtf8(whole)) throw new ImportError(`line ${line + firstInvalidLine(whole)}: not valid UTF-8`);
+      const text = whole.toString('utf8');
+      let start = line === 0 && text.startsWith(BOM) ? BOM.length : 0;
+      for (let end = text.indexOf('\n', start); ; end = text.indexOf('\n', start)) {
+        line += 1;
+        yield [lineText(text.slice(start, end === -1 ? undefined : end), line), line];
+        if (end === -1) break;
+        start = end + 1;
+      }
+      pending = bytes.subarray(last + 1);
     }
-    pending = pending.slice(start);
     if (pending.length > MAX_LINE_BYTES) throw new ImportError(`line ${line + 1}: longer than ${MAX_LINE_BYTES} bytes; one plant per line`);
   }
-  pending += decode(Buffer.alloc(0), false);
-  if (pending !== '') {
+  if (pending.length > 0) {
+    if (!isUtf8(pending)) throw new ImportError(`line ${line + 1}: not valid UTF-8`);
+    const text = pending.toString('utf8');
     line += 1;
-    yield [lineText(pending, line), line];
+    yield [lineText(line === 1 && text.startsWith(BOM) ? text.slice(BOM.length) : text, line), line];
   }
+}
+
+const BOM = '\uFEFF';
+
+const toBuffer = (chunk: Buffer | string): Buffer => (typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+
+/** The 1-based line, among the newline-separated lines of bytes, that holds the first byte UTF-8 does not allow. */
+function firstInvalidLine(bytes: Buffer): number {
+  let line = 1;
+  let start = 0;
+  for (let end = bytes.indexOf(0x0a); end !== -1 && isUtf8(bytes.subarray(start, end)); end = bytes.indexOf(0x0a, start)) {
+    line += 1;
+    start = end + 1;
+  }
+  return line;
 }
 
 function lineText(raw: string, line: number): string {

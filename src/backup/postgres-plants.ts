@@ -57,8 +57,9 @@ export async function exportPostgres(options: PostgresOptions): Promise<PlantExp
 type Pending = { plant: NewPlant; line: number };
 
 // The feed's counter row (migrations/postgres/005), held from here to the commit: positions are taken as the
-// service takes them, so they become visible in the order they are numbered, and the service's writes wait.
-const LOCK_COUNTER_SQL = 'SELECT last_pos FROM plant_event_counter FOR UPDATE';
+// service takes them (moved past a restore's mark first, migrations/postgres/007), so they become visible in the
+// order they are numbered, and the service's writes wait.
+const LOCK_COUNTER_SQL = 'SELECT plant_positions_take($1) AS last_pos';
 // A page in one statement: the plants not stored yet, each with its plant.created event, numbered after $4 in
 // line order; the ids that were not inserted were stored already and are compared next. The counter row lock
 // keeps every other writer of plants out (they all take it first), so NOT EXISTS cannot race an insert.
@@ -74,6 +75,9 @@ const INSERT_SQL = `
     INSERT INTO plant_events (pos, kind, plant_id, name, tag, at) SELECT pos, 'created', id, name, tag, $5::bigint FROM fresh
   )
   SELECT id FROM stored`;
+// A store that never handed out a position is being filled from another one (a restore from an export, a move
+// between stores): like a restored one, it continues past a restore mark (migrations/postgres/007).
+const MARK_SQL = 'SELECT plant_positions_mark($1) AS pos';
 // Writes the counter back and wakes the feed of every replica, both when the transaction commits.
 const ADVANCE_COUNTER_SQL = "WITH advanced AS (UPDATE plant_event_counter SET last_pos = $1) SELECT pg_notify('plant_events', $1::text)";
 const STORED_SQL = 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])';
@@ -130,7 +134,8 @@ export async function importPostgres(options: PostgresOptions, lines: AsyncItera
   };
   try {
     await client.query('BEGIN');
-    lastPos = (await client.query<{ last_pos: bigint }>(LOCK_COUNTER_SQL)).rows[0]?.last_pos ?? 0n;
+    lastPos = (await client.query<{ last_pos: bigint }>(LOCK_COUNTER_SQL, [at])).rows[0]?.last_pos ?? 0n;
+    if (lastPos === 0n) lastPos = (await client.query<{ pos: bigint }>(MARK_SQL, [at])).rows[0]?.pos ?? 0n;
     const firstPos = lastPos;
     const count = async () => Number((await client.query<{ n: bigint }>('SELECT count(*) AS n FROM plants')).rows[0]?.n ?? 0n);
     const before = await count();

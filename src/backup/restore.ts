@@ -1,15 +1,17 @@
 /**
  * Puts a backup in place of a SQLite store that no process has open: the backup is checked against its sidecar
  * (size, SHA-256), copied beside the store, checked again there (integrity, migration level not newer than this
- * build, plant count), and swapped in; the store it replaces keeps its bytes under a dated name. It must never
- * replace a file a running service has open.
+ * build, plant count), migrated, given its restore mark, and swapped in; the store it replaces keeps its bytes
+ * under a dated name. It must never replace a file a running service has open, and the restored store must never
+ * hand out a position (an event's id, a plant's version and so its ETag) that the replaced store handed out.
  */
 import { constants, existsSync } from 'node:fs';
 import { copyFile, mkdir, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { loadMigrations } from '../db/migrate';
+import { loadMigrations, migrate } from '../db/migrate';
 import { fileStamp, fsyncPath, removeStaleTemporaries, removeWithCompanions, sha256File, temporaryName } from './files';
+import { lastPosition, markPositions } from './restore-mark';
 import { readSidecar } from './sidecar';
 import { BackupError, inspectStoreFile } from './store-file';
 
@@ -49,7 +51,6 @@ export async function restoreStore(from: string, target: string, now: () => Date
     if (facts.plants !== sidecar.plants) {
       throw new BackupError(`${source} holds ${facts.plants} plants where its sidecar says ${sidecar.plants}; nothing was restored`);
     }
-    await fsyncPath(temp);
     const replaced = await swapIn(temp, store, now);
     await fsyncPath(dir);
     return { from: source, target: store, plants: facts.plants, migration: facts.migration, sha256, replaced };
@@ -62,6 +63,8 @@ export async function restoreStore(from: string, target: string, now: () => Date
 async function swapIn(temp: string, store: string, now: () => Date): Promise<string | undefined> {
   const lock = lockIdleStore(store);
   try {
+    markRestore(temp, lock === undefined ? 0n : handedOut(lock), now());
+    await fsyncPath(temp);
     const replaced = lock === undefined ? undefined : `${store}.replaced-${fileStamp(now())}`;
     if (replaced !== undefined) await rename(store, replaced);
     await rename(temp, store);
@@ -101,5 +104,27 @@ function lockIdleStore(store: string): Database.Database | undefined {
       throw new BackupError(`${store} is in use: another process has it open (a running service, or a backup of it); stop the service, then restore`);
     }
     throw new BackupError(`${store} cannot be locked for the restore (${String(code)}: ${(error as Error).message}); nothing was restored`);
+  }
+}
+
+/** The last position the replaced store handed out; 0 when it has none (a store from before the change feed). */
+function handedOut(db: Database.Database): bigint {
+  try {
+    return lastPosition(db);
+  } catch (error) {
+    // A store from before the change feed has no sqlite_sequence: it handed out no position.
+    if ((error as { code?: unknown }).code === 'SQLITE_ERROR') return 0n;
+    throw error;
+  }
+}
+
+/** Brings the copy to this build's migrations (the restore table is the latest's) and gives it its restore mark. */
+function markRestore(file: string, replacedLast: bigint, at: Date): void {
+  const db = new Database(file, { fileMustExist: true });
+  try {
+    migrate(db, loadMigrations());
+    db.transaction(() => markPositions(db, replacedLast, at)).immediate();
+  } finally {
+    db.close();
   }
 }

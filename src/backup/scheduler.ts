@@ -14,7 +14,8 @@ export type BackupSchedule = { dir: string; intervalMs: number; keep: number };
 
 /** What the scheduler reports, for src/metrics; synchronous and cheap, never throws. */
 export type BackupObserver = {
-  succeeded(result: { bytes: number; seconds: number; finishedAt: Date }): void;
+  /** `ahead`: backups in the directory named later than the one just written (see prune). */
+  succeeded(result: { bytes: number; seconds: number; finishedAt: Date; ahead: number }): void;
   failed(seconds: number): void;
 };
 
@@ -74,12 +75,18 @@ export class BackupScheduler {
       if (result.removedTemporaries.length > 0) {
         this.logger.info({ dir: this.schedule.dir, removed: result.removedTemporaries }, 'removed the temporary files of a backup that did not finish');
       }
-      const pruned = await this.prune();
+      const { pruned, ahead } = await this.prune(result.file);
       this.logger.info(
         { file: result.file, bytes: result.bytes, plants: result.plants, migration: result.migration, durationMs: Math.round(result.seconds * 1000), pruned },
         'backup written',
       );
-      this.observer?.succeeded({ bytes: result.bytes, seconds: result.seconds, finishedAt: this.now() });
+      if (ahead.length > 0) {
+        this.logger.warn(
+          { dir: this.schedule.dir, file: result.file, ahead },
+          'backups named later than the one just written are left alone and not counted in BACKUP_KEEP: has the clock gone back, or were they copied in?',
+        );
+      }
+      this.observer?.succeeded({ bytes: result.bytes, seconds: result.seconds, finishedAt: this.now(), ahead: ahead.length });
       return result;
     } catch (err) {
       // Stopped by the drain: not a failure of the backup, and nothing of it is left.
@@ -93,16 +100,24 @@ export class BackupScheduler {
     }
   }
 
-  /** Removes all but the newest `keep` backups (by the time in their names) with their sidecars. */
-  private async prune(): Promise<string[]> {
+  /**
+   * Keeps the newest `keep` backups up to the one just written (by the time in their names) and removes the older
+   * ones with their sidecars. A backup named later than the one just written is ahead of this clock (the clock
+   * went back, or it was copied in): it is neither counted nor removed, so it can never push the new backup out,
+   * and it joins the count once the clock passes its time. The one just written is never removed (keep is at least 1).
+   */
+  private async prune(written: string): Promise<{ pruned: string[]; ahead: string[] }> {
+    const current = path.basename(written);
     const backups = (await readdir(this.schedule.dir)).filter((name) => NAME.test(name)).sort();
-    const old = backups.slice(0, Math.max(0, backups.length - this.schedule.keep));
+    const ahead = backups.filter((name) => name > current);
+    const upToNow = backups.filter((name) => name <= current);
+    const old = upToNow.slice(0, Math.max(0, upToNow.length - this.schedule.keep));
     for (const name of old) {
       const file = path.join(this.schedule.dir, name);
       // The sidecar last: a backup without one cannot be restored, a sidecar alone is harmless.
       await rm(file, { force: true });
       await rm(sidecarPath(file), { force: true });
     }
-    return old;
+    return { pruned: old, ahead };
   }
 }

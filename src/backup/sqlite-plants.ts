@@ -9,6 +9,7 @@ import { openDatabase } from '../db/database';
 import { loadMigrations, migrate } from '../db/migrate';
 import { refuseLostStore } from '../db/sqlite-health';
 import { removeWithCompanions } from './files';
+import { lastPosition, markPositions } from './restore-mark';
 import { conflictMessage, ImportError, parsePlantLine, plantLine, type PlantRow } from './plant-lines';
 import { PAGE_ROWS, type ImportResult, type PlantExport } from './plant-transfer';
 import { BackupError } from './store-file';
@@ -68,8 +69,11 @@ export async function importSqlite(file: string, lines: AsyncIterable<[string, n
     const event = db.prepare<[bigint, bigint, string, string | null, number]>(
       "INSERT INTO plant_events (pos, kind, plant_id, name, tag, at) VALUES (?, 'created', ?, ?, ?, ?)",
     );
-    let lastPos = (db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'plant_events'").pluck().get() as bigint | undefined) ?? 0n;
     const at = Date.now();
+    // A store that never handed out a position is being filled from another one (a restore from an export, a
+    // move between stores): it continues past every position that one may have handed out, as a restore does.
+    let lastPos = lastPosition(db);
+    if (lastPos === 0n) lastPos = markPositions(db, 0n, new Date(at));
     const stored = db.prepare<[bigint], { name: string; tag: string | null }>('SELECT name, tag FROM plants WHERE id = ?');
     const before = Number(count.get());
     let read = 0;

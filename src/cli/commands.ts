@@ -62,8 +62,8 @@ export const COMMANDS: Record<string, Command> = {
     description:
       'Copies the SQLite store while the service keeps serving (SQLite backup API, one snapshot), checks the copy\n' +
       '(integrity, migration level), fsyncs it, and renames it to FILE; FILE.meta.json beside it holds its SHA-256,\n' +
-      'plant count and migration level. FILE must not exist. Temporary files of a killed backup in the same\n' +
-      'directory are removed first.',
+      'plant count and migration level. FILE must not exist, nor end in -journal, -wal or -shm (SQLite owns those\n' +
+      'names beside a database). Temporary files of a killed backup in the same directory are removed first.',
     options: { to: { value: 'FILE', help: 'where the backup goes (a new file)' }, database: DATABASE },
     run: async (values) => {
       const to = required(values, 'to');

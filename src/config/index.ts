@@ -103,7 +103,7 @@ const envSchema = z.object({
     'On SIGTERM or SIGINT: how long in-flight requests and webhook attempts may take before their connections are closed and the process exits 1 (milliseconds).',
   ),
   LOAD_SHED_LAG_MS: integer(0, 60_000).prefault('100').describe(
-    'Load shedding on queueing: when 64 or more requests are in progress and the 64 oldest have each waited longer than this (milliseconds), a new request gets 503 with `Retry-After` instead of joining the line; health checks are never shed, and neither is a client with 64 connections or fewer in a closed loop. `0` disables.',
+    'Load shedding on queueing: when 64 or more requests are in progress and the 64 oldest have each waited longer than this (milliseconds), a new request gets 503 with `Retry-After` instead of joining the line (a request with a body waits from when its body is complete: a client sending it slowly is not a queue); health checks are never shed, and neither is a client with 64 connections or fewer in a closed loop. `0` disables.',
   ),
   HEADERS_TIMEOUT_MS: integer(1000, 600_000).prefault('10000').describe(
     'Against slow clients: time to receive all request headers, then 408 (milliseconds).',
@@ -147,8 +147,8 @@ const envSchema = z.object({
   WEBHOOK_CONNECTIONS: integer(1, 256).prefault('64').describe(
     'Most connections, and attempts at once, per subscriber: also the most events delivered per round trip to it. While creates saturate the event loop the dispatcher uses fewer (down to one, plus one attempt per ten creates).',
   ),
-  MAX_CONNECTIONS: integer(1, 1_000_000).prefault('1000').describe(
-    'Open connections at most. At the cap a new connection replaces the longest-idle one (no request in progress for a second or more); only when there is none is the new one closed on accept, before a byte is read. The default fits the usual open-file limit of 1024 with room for the database, the log and Node\'s own descriptors.',
+  MAX_CONNECTIONS: integer(1, 1_000_000).optional().describe(
+    'Open connections at most. Unset: 1000, or fewer when the open-file limit (`ulimit -n`) leaves room for fewer beside the descriptors open at start (the store, the log, the metrics listener, Node\'s own) and those the configured parts may open later (the PostgreSQL pool, `WEBHOOK_CONNECTIONS` per subscriber, 32 spare); a value above that room is lowered to it, with a warning. The start line `listening` names the cap. At the cap a new connection replaces the longest-idle one (no request in progress for a second or more); only when there is none is the new one closed on accept, before a byte is read.',
   ),
   EVENTS_RETENTION: duration(1000, 365 * 24 * 3_600_000).prefault('24h').describe(
     'The change feed (`GET /plants/events`) keeps each event at least this long, a whole number with `ms`, `s`, `m` or `h`; a client resuming from an older position gets one `reset` event and then the live stream.',
@@ -229,7 +229,8 @@ export type Config = Readonly<{
   metricsHost: string;
   docsEnabled: boolean;
   webhooks: WebhookConfig | undefined;
-  maxConnections: number;
+  /** MAX_CONNECTIONS as set; the service derives the cap from the open-file limit when unset (src/http/open-files.ts). */
+  maxConnections: number | undefined;
   backup: BackupConfig | undefined;
   events: EventsConfig;
 }>;

@@ -5,6 +5,10 @@ import { AppError } from '../errors';
 // or fewer is never overload, however slow the machine: its requests in progress never exceed it.
 export const IN_FLIGHT_FLOOR = 64;
 
+// RFC 9112 6.3: a request has a body when it says so, by Transfer-Encoding or by a Content-Length above 0.
+const hasBody = (req: Request): boolean =>
+  req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+
 /**
  * Sheds on queueing: a new request gets a cheap 503 with Retry-After when IN_FLIGHT_FLOOR or more other requests
  * are in progress and the IN_FLIGHT_FLOOR oldest of them have each waited longer than maxWaitMs. That is a
@@ -18,6 +22,10 @@ export const IN_FLIGHT_FLOOR = 64;
  * slowly shows as the age of those waiting for it. Requests past the check are answered in turns bounded by
  * maxWaitMs plus the cost of the 503s, so their wait is bounded whatever the offered load. The oldest
  * IN_FLIGHT_FLOOR, not the oldest one: a single request stuck on a slow peer is not overload.
+ *
+ * A request's wait starts when the service holds all of it: at this check for one without a body, once its body
+ * has been read for one with a body. A client trickling its body a byte a second is slow, not queued; counted
+ * from its headers, 64 of them would have every other request shed.
  */
 export function loadShedding(maxWaitMs: number, longLived: (req: Request) => boolean = () => false): RequestHandler {
   // Arrival times in arrival order (a Map iterates in insertion order): the first entries are the oldest in
@@ -49,8 +57,15 @@ export function loadShedding(maxWaitMs: number, longLived: (req: Request) => boo
     // Wraps at 2^30: no request stays in progress while a billion others arrive.
     lastId = (lastId + 1) & 0x3fffffff;
     const id = lastId;
-    inProgress.set(id, now);
     res.on('close', () => inProgress.delete(id));
+    // A body still on its way is the client's time, not the service's: the request counts from the moment the
+    // service has read the whole of it. One answered without reading its body (401, 415) never counts, and one
+    // whose body ends after its answer must not enter the table, where nothing would remove it.
+    if (hasBody(req)) {
+      req.once('end', () => {
+        if (!res.writableEnded && !res.destroyed) inProgress.set(id, performance.now());
+      });
+    } else inProgress.set(id, now);
     next();
   };
 }

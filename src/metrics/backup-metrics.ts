@@ -23,11 +23,17 @@ export function backupMetrics(registers: Registry[]): BackupObserver {
     help: 'Scheduled backups that failed (disk full, directory gone, store unreadable); each is logged at error.',
     registers,
   });
+  const future = new Gauge({
+    name: 'plants_backup_future_files',
+    help: 'Scheduled backups in BACKUP_DIR named later than the last one written (a clock that went back, or files copied in): left alone and not counted in BACKUP_KEEP.',
+    registers,
+  });
   return {
-    succeeded: ({ bytes, seconds, finishedAt }) => {
+    succeeded: ({ bytes, seconds, finishedAt, ahead }) => {
       lastSuccess.set(finishedAt.getTime() / 1000);
       duration.set(seconds);
       size.set(bytes);
+      future.set(ahead);
     },
     failed: () => failures.inc(),
   };

@@ -16,7 +16,7 @@ import { feedMetrics } from './feed-metrics';
 import { routeTemplate } from './route-template';
 import { webhookMetrics } from './webhook-metrics';
 
-export { serveMetrics, type MetricsServer } from './metrics.server';
+export { METRICS_MAX_CONNECTIONS, serveMetrics, type MetricsServer } from './metrics.server';
 
 export type Metrics = {
   registry: Registry;

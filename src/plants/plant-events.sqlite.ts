@@ -22,6 +22,7 @@ export class SqliteEventLog {
   private readonly oldest: Database.Statement<[], bigint | null>;
   private readonly sequence: Database.Statement<[], bigint | undefined>;
   private readonly pruneSome: Database.Statement<[number, number]>;
+  private readonly skipped: Database.Statement<[bigint, bigint], number>;
 
   constructor(db: Db) {
     this.insert = db.prepare('INSERT INTO plant_events (pos, kind, plant_id, name, tag, prev_tag, at) VALUES (?, ?, ?, ?, ?, ?, ?)');
@@ -29,6 +30,8 @@ export class SqliteEventLog {
     this.oldest = db.prepare<[], bigint | null>('SELECT min(pos) FROM plant_events').pluck();
     // AUTOINCREMENT's own record of the largest position ever used: it outlives the rows pruning removes.
     this.sequence = db.prepare<[], bigint | undefined>("SELECT seq FROM sqlite_sequence WHERE name = 'plant_events'").pluck();
+    // Positions a restore jumped over (migrations/sqlite/007): the replaced store may have handed them out.
+    this.skipped = db.prepare<[bigint, bigint], number>('SELECT 1 FROM plant_event_restores WHERE restored_last < ? AND mark > ? LIMIT 1').pluck();
     // From the oldest: positions follow commit time, so the walk stops at the first event still kept.
     this.pruneSome = db.prepare<[number, number]>(
       'DELETE FROM plant_events WHERE pos IN (SELECT pos FROM plant_events ORDER BY pos LIMIT ?) AND at < ?',
@@ -47,10 +50,12 @@ export class SqliteEventLog {
     return this.after.all(after, limit).map(toChangeEvent);
   }
 
-  bounds(): EventBounds {
+  bounds(resumeAfter?: bigint): EventBounds {
     const oldest = this.oldest.get() ?? null;
     const last = this.lastWritten();
-    return oldest === null ? { last } : { oldest, last };
+    const bounds: EventBounds = oldest === null ? { last } : { oldest, last };
+    if (resumeAfter !== undefined && this.skipped.get(resumeAfter, resumeAfter) !== undefined) bounds.unwritten = true;
+    return bounds;
   }
 
   prune(beforeMs: number, limit: number): number {

@@ -19,13 +19,18 @@ export type ChangeEvent = {
   at: number;
 };
 
-/** What positions the log holds now: the oldest kept (none when empty) and the last ever written (0 when none). */
-export type EventBounds = { oldest?: bigint; last: bigint };
+/**
+ * What positions the log holds now: the oldest kept (none when empty) and the last ever written (0 when none).
+ * `unwritten`: the position asked about lies in what a restore skipped (the 007 migrations), so it may name a change
+ * the store the restore replaced made after the backup, which this store never had.
+ */
+export type EventBounds = { oldest?: bigint; last: bigint; unwritten?: boolean };
 
 export type PlantEventLog = {
   /** Events with a position greater than `after`, ascending, at most `limit`. */
   readEvents(after: bigint, limit: number): Promise<ChangeEvent[]>;
-  eventBounds(): Promise<EventBounds>;
+  /** The bounds, and whether `resumeAfter` (when given) is a position a restore skipped. */
+  eventBounds(resumeAfter?: bigint): Promise<EventBounds>;
   /** Removes up to `limit` of the oldest events written before `beforeMs`; resolves how many. */
   pruneEvents(beforeMs: number, limit: number): Promise<number>;
 };

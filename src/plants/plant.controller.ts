@@ -81,10 +81,14 @@ const POSITION = /^(?:0|[1-9][0-9]{0,18})$/;
 const positionOf = (text: string): bigint | undefined => (POSITION.test(text) && BigInt(text) <= INT64_MAX ? BigInt(text) : undefined);
 
 export class PlantController {
+  /**
+   * `mayRead`: whether the caller's credentials grant plants:read; `leaseOf`: how long they hold, so a change
+   * stream ends when they do (src/auth decides both; this layer cannot import it).
+   */
   constructor(
     private readonly service: PlantService,
     private readonly feed: PlantFeed,
-    /** How long the caller's credential holds (src/auth): a change stream ends when it does. */
+    private readonly mayRead: (req: Request) => boolean,
     private readonly leaseOf: (req: Request) => StreamLease | undefined,
   ) {}
 
@@ -141,7 +145,10 @@ export class PlantController {
     else sendPlants(res, json);
   };
 
-  /** JSON Merge Patch: the create's rules for each member sent; If-Match makes it conditional. */
+  /**
+   * JSON Merge Patch: the create's rules for each member sent; If-Match makes it conditional. A caller without
+   * plants:read gets 204 with the ETag: the plant as stored holds what it did not send (docs/auth.md).
+   */
   update = async (req: Request, res: Response): Promise<void> => {
     const id = parseId(req.params.id as string);
     const body = req.body as Record<string, unknown>;
@@ -154,7 +161,9 @@ export class PlantController {
     }
     const { trace } = localsOf(res);
     const { plant, version } = await this.service.update(id, patch, expectedVersions(req.headers['if-match']), trace === undefined ? undefined : { trace });
-    sendPlants(res.set('ETag', etagOf(version)), plantJson(plant));
+    res.setHeader('ETag', etagOf(version));
+    if (this.mayRead(req)) sendPlants(res, plantJson(plant));
+    else res.set('Cache-Control', 'no-store').status(204).end();
   };
 
   delete = async (req: Request, res: Response): Promise<void> => {
@@ -170,8 +179,8 @@ export class PlantController {
     next();
   };
 
-  /** DELETE /plants/ (an empty id) is a 400 naming id; DELETE /plants goes on to the 405. */
-  deleteWithoutId: RequestHandler = (req, _res, next) => {
+  /** PATCH and DELETE /plants/ (an empty id) are a 400 naming id, before any body is read; /plants goes on to the 405. */
+  withoutId: RequestHandler = (req, _res, next) => {
     rejectEmptyId(req);
     next();
   };

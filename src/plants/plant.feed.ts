@@ -93,9 +93,9 @@ export class PlantFeed {
         const { last } = await this.log.eventBounds();
         reset = { pos: last, reason: 'unknown_position' };
       } else if (start.after !== undefined) {
-        const { oldest, last } = await this.log.eventBounds();
+        const { oldest, last, unwritten } = await this.log.eventBounds(start.after);
         // Positions have no gaps: resuming after `after` needs every event from after + 1 still kept.
-        if (start.after > last) reset = { pos: last, reason: 'unknown_position' };
+        if (start.after > last || unwritten === true) reset = { pos: last, reason: 'unknown_position' };
         else if (start.after < (oldest ?? last + 1n) - 1n) reset = { pos: last, reason: 'expired' };
         else from = start.after;
       }

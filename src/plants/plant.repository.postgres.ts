@@ -158,15 +158,19 @@ export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
     return rows.map(toEvent);
   }
 
-  async eventBounds(): Promise<EventBounds> {
-    const { rows } = await this.query<{ oldest: bigint | null; last: bigint }>(
+  async eventBounds(resumeAfter?: bigint): Promise<EventBounds> {
+    // Positions a restore jumped over (migrations/postgres/007): the replaced database may have handed them out.
+    const { rows } = await this.query<{ oldest: bigint | null; last: bigint; unwritten: boolean }>(
       'plant_events_bounds',
-      'SELECT (SELECT min(pos) FROM plant_events) AS oldest, (SELECT last_pos FROM plant_event_counter) AS last',
-      [],
+      'SELECT (SELECT min(pos) FROM plant_events) AS oldest, (SELECT last_pos FROM plant_event_counter) AS last, ' +
+        'EXISTS (SELECT 1 FROM plant_event_restores r WHERE r.restored_last < $1::bigint AND r.mark > $1::bigint) AS unwritten',
+      [resumeAfter ?? null],
     );
     const row = rows[0];
     if (row === undefined) return { last: 0n };
-    return row.oldest === null ? { last: row.last } : { oldest: row.oldest, last: row.last };
+    const bounds: EventBounds = row.oldest === null ? { last: row.last } : { oldest: row.oldest, last: row.last };
+    if (row.unwritten) bounds.unwritten = true;
+    return bounds;
   }
 
   async pruneEvents(beforeMs: number, limit: number): Promise<number> {

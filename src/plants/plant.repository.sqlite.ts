@@ -204,9 +204,9 @@ export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
     }
   }
 
-  eventBounds(): Promise<EventBounds> {
+  eventBounds(resumeAfter?: bigint): Promise<EventBounds> {
     try {
-      return Promise.resolve(this.events.bounds());
+      return Promise.resolve(this.events.bounds(resumeAfter));
     } catch (error) {
       return Promise.reject(translateRead(error));
     }

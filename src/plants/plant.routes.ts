@@ -19,7 +19,8 @@ export function plantRoutes(
 ): void {
   app.post('/plants', readBody, controller.create);
   app.get('/plants', controller.list);
-  app.delete('/plants', controller.deleteWithoutId);
+  app.patch('/plants', controller.withoutId);
+  app.delete('/plants', controller.withoutId);
   app.all('/plants', methodNotAllowed(PLANTS_ALLOW));
   // Before the :id routes: Express decodes :id while matching and throws a bare URIError on bad percent-encoding.
   // This path has no capture group, so nothing is decoded before the controller names the parameter at fault.

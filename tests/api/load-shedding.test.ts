@@ -1,7 +1,8 @@
+import net from 'node:net';
 import { aNewPlant } from '../helpers/plants';
 import { appForAll, sleep } from '../helpers/fixtures';
 import { lockPlants } from '../helpers/store-lock';
-import { postPlant, storedRows } from '../helpers/test-app';
+import { postPlant, storedRows, TOKEN, type TestApp } from '../helpers/test-app';
 
 const OVERLOADED = { error: 50303, message: 'The service is over capacity; retry after the number of seconds in Retry-After.' };
 
@@ -65,5 +66,51 @@ describe('load shedding on queueing', () => {
     const after = await postPlant(app, aNewPlant());
 
     expect([shed.status, after.status]).toEqual([503, 200]);
+  });
+});
+
+/**
+ * `count` connections, each sending a create's headers (half of them without a token) and then its body a byte a
+ * second, as a slow or hostile client does; `stop` closes them all.
+ */
+async function tricklingBodies(target: TestApp, count: number) {
+  const port = Number(new URL(target.url).port);
+  const body = JSON.stringify(aNewPlant());
+  const sockets = await Promise.all(
+    Array.from({ length: count }, (_, i) => {
+      const auth = i % 2 === 0 ? `Authorization: Bearer ${TOKEN}\r\n` : '';
+      const socket = net.connect(port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      return new Promise<net.Socket>((resolve) =>
+        socket.once('connect', () => {
+          socket.write(`POST /plants HTTP/1.1\r\nHost: 127.0.0.1\r\n${auth}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`);
+          resolve(socket);
+        }),
+      );
+    }),
+  );
+  let sent = 0;
+  const ticker = setInterval(() => {
+    if (sent < body.length - 1) for (const socket of sockets) socket.write(body[sent] ?? '');
+    sent += 1;
+  }, 1000);
+  return {
+    stop: () => {
+      clearInterval(ticker);
+      for (const socket of sockets) socket.destroy();
+    },
+  };
+}
+
+describe('load shedding counts only the service\'s own waiting', () => {
+  it('when 300 clients trickle their bodies a byte a second, half of them anonymous, then a create past LOAD_SHED_LAG_MS gets 200 and /healthz answers', async () => {
+    const slow = await tricklingBodies(app, 300);
+    await sleep(1500);
+
+    const created = await postPlant(app, aNewPlant());
+    const health = await app.request.get('/healthz');
+    slow.stop();
+
+    expect({ created: created.status, health: health.status }).toEqual({ created: 200, health: 200 });
   });
 });

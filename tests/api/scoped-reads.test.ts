@@ -1,23 +1,13 @@
-import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { aNewPlant } from '../helpers/plants';
 import { postPlant, storedRows } from '../helpers/test-app';
 import { appForAll, identityProviderForAll } from '../helpers/fixtures';
+import { tokenFileForAll } from '../helpers/token-file';
 
 // The read and delete routes under scoped credentials: a JWT's scope/scp claim and a static token file line.
 const READER = 'reader-token-0123456789abcdefghijklmnopqrstuvwxyz';
-const sha256 = (token: string) => createHash('sha256').update(token).digest('hex');
 
 const idp = identityProviderForAll();
-const dir = mkdtempSync(path.join(os.tmpdir(), 'plants-scopes-'));
-const file = path.join(dir, 'tokens');
-writeFileSync(file, `sha256:${sha256(READER)} plants:read\n`);
-
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
-});
+const file = tokenFileForAll({ [READER]: 'plants:read' });
 
 const app = appForAll(() => ({ ...idp.env(), AUTH_TOKENS_FILE: file }));
 

@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
-import { launchChromium } from '../helpers/browser';
+import { launchChromium, reportPolicyViolations } from '../helpers/browser';
 import { nginxAvailable, startNginx } from '../helpers/nginx';
 import { describeWith } from '../helpers/optional-services';
 import { startTestApp, storedPlant, type TestApp } from '../helpers/test-app';
@@ -12,6 +12,8 @@ import { startTestApp, storedPlant, type TestApp } from '../helpers/test-app';
 const ROOT = path.resolve(__dirname, '..', '..');
 const OUTPUT = path.join(ROOT, 'test-results', 'example-app');
 const BIG = 9007199254740993n;
+const APP_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; require-trusted-types-for 'script'; trusted-types 'none'";
 
 // Needs nginx as well: skipped with the nginx line when it is missing (and failing under CI).
 const withNginx = nginxAvailable() ? describeWith : (_service: 'chromium', name: string, body: (value: string) => void) => describe.skip(name, () => body(''));
@@ -39,8 +41,28 @@ withNginx('chromium', 'the example app (examples/web) in Chromium, served by ngi
     await app?.close();
   });
 
+  it('when the page, a route, a file and a missing file are fetched through nginx, then each carries the policy and nosniff, and the service under /api/ keeps its own headers', async () => {
+    const page = await fetch(`${proxy.origin}/`);
+    const html = await page.text();
+    const script = /<script type="module" crossorigin src="([^"]+)"/.exec(html)?.[1] ?? 'no module script';
+    const paths = ['/', '/index.html', '/plants/42', script, '/assets/missing.js'];
+    const answers = await Promise.all(paths.map((target) => fetch(`${proxy.origin}${target}`)));
+    const viaProxy = await fetch(`${proxy.origin}/api/healthz`);
+    const direct = await fetch(`${app.url}/healthz`);
+
+    expect(answers.map((answer) => ({ status: answer.status, policy: answer.headers.get('content-security-policy'), nosniff: answer.headers.get('x-content-type-options') }))).toEqual(
+      [200, 200, 200, 200, 404].map((status) => ({ status, policy: APP_POLICY, nosniff: 'nosniff' })),
+    );
+    expect(answers.map((answer) => answer.headers.get('cache-control'))).toEqual([null, null, null, 'public, max-age=31536000, immutable', null]);
+    expect({ policy: viaProxy.headers.get('content-security-policy'), nosniff: viaProxy.headers.get('x-content-type-options') }).toEqual({
+      policy: direct.headers.get('content-security-policy'),
+      nosniff: 'nosniff',
+    });
+  });
+
   it('when a user signs in, creates 9007199254740993, pages, meets a field error and deletes, then every step shows the exact id', async () => {
     const context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
+    await reportPolicyViolations(context);
     const page = await context.newPage();
     const problems: string[] = [];
     const requests: string[] = [];

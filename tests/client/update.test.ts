@@ -1,6 +1,7 @@
 import { createClient, newPlantId, PlantStoreError } from '../../clients/typescript/src/index';
 import { appForAll } from '../helpers/fixtures';
 import { storedPlant, TOKEN } from '../helpers/test-app';
+import { tokenFileForAll } from '../helpers/token-file';
 
 const BIG = 9007199254740993n;
 
@@ -123,5 +124,23 @@ describe('the TypeScript client editing plants (updatePlant, ETags)', () => {
     const error = await failure(client.updatePlant(newPlantId(), { name: 'Nobody' }));
 
     expect({ status: error?.status, code: error?.code }).toEqual({ status: 404, code: 40402 });
+  });
+});
+
+describe('the TypeScript client editing with a token that may write but not read', () => {
+  const WRITER = 'writer-token-0123456789abcdefghijklmnopqrstuvwxyz';
+  const app = appForAll({ AUTH_TOKENS_FILE: tokenFileForAll({ [WRITER]: 'plants:write' }) });
+
+  it('when updatePlant is answered 204 with no plant, then it rejects with status 204 saying the edit was stored, and the edit is stored', async () => {
+    const id = newPlantId();
+    await createClient({ baseUrl: app.url, token: TOKEN }).createPlant({ id, name: 'Fern' });
+    const writer = createClient({ baseUrl: app.url, token: WRITER });
+
+    const error = await failure(writer.updatePlant(id, { tag: 'shade' }));
+
+    expect(error).toBeInstanceOf(PlantStoreError);
+    expect({ status: error?.status, code: error?.code }).toEqual({ status: 204, code: 0 });
+    expect(error?.message).toMatch(/^the edit was stored \(ETag "\d+"\), but this token may not read plants/);
+    expect(storedPlant(app, id)).toEqual({ id, name: 'Fern', tag: 'shade' });
   });
 });

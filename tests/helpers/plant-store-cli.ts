@@ -19,6 +19,10 @@ export function runCli(args: string[], env: Record<string, string> = {}, input?:
   let stderr = '';
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  // A command that refuses its input exits before reading it all, as it would in a shell pipe: not a failure here.
+  child.stdin?.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
   child.stdin?.end(input);
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
 }

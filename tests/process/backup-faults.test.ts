@@ -77,4 +77,32 @@ describe('plant-store backup under faults', () => {
     expect(run).toEqual({ code: 1, stdout: '', stderr: `plant-store backup: the directory ${path.join(dir, 'gone')} does not exist\n` });
     expect(existsSync(path.join(dir, 'gone'))).toBe(false);
   });
+
+  it.each([
+    ["the store's rollback journal", 'plants.db-journal', 'plants.db', '-journal'],
+    ["the store's WAL", 'plants.db-wal', 'plants.db', '-wal'],
+    ["the store's WAL index", 'plants.db-shm', 'plants.db', '-shm'],
+    ['the journal of another database', 'other.db-journal', 'other.db', '-journal'],
+    ['a WAL name in capitals (one file on a case-insensitive disk)', 'b.DB-WAL', 'b.DB', '-WAL'],
+    ['the WAL index of a bare name', 'b-shm', 'b', '-shm'],
+    ["a multi-database commit's super-journal", 'plants.db-mj0A1B2C9D3', 'plants.db', '-mj0A1B2C9D3'],
+  ])('when --to names %s, then backup refuses naming the rule and writes nothing', async (_case, name, database, suffix) => {
+    const dir = tempDataDir();
+    const store = path.join(dir, 'plants.db');
+    seedStore(store, 10);
+    const before = readdirSync(dir).sort();
+
+    const run = await runCli(['backup', '--to', path.join(dir, name)], { DATABASE_URL: `file:${store}` });
+
+    expect(run).toEqual({
+      code: 1,
+      stdout: '',
+      stderr:
+        `plant-store backup: ${path.join(dir, name)} ends in ${suffix}, a name SQLite gives a file it keeps beside a database; ` +
+        `opening ${path.join(dir, database)} would take it for that database's own and delete or overwrite it: ` +
+        'a backup never takes a name ending in -journal, -wal, -shm or -mj…; give it another name\n',
+    });
+    expect(readdirSync(dir).sort()).toEqual(before);
+    expect(rowsOf(store)).toHaveLength(10);
+  });
 });

@@ -47,7 +47,7 @@ describe('plant-store backup and restore', () => {
     }
 
     expect(run).toMatchObject({ code: 0, stderr: '' });
-    expect(run.stdout).toMatch(new RegExp(`^backed up ${store} to ${path.join(dir, 'b.db')}: \\d+ plants, migration 006-webhook-event-type.sql, \\d+ bytes, sha256 [0-9a-f]{64}, in [0-9.]+ s; sidecar ${path.join(dir, 'b.db.meta.json')}\\n$`));
+    expect(run.stdout).toMatch(new RegExp(`^backed up ${store} to ${path.join(dir, 'b.db')}: \\d+ plants, migration 007-restore-marks.sql, \\d+ bytes, sha256 [0-9a-f]{64}, in [0-9.]+ s; sidecar ${path.join(dir, 'b.db.meta.json')}\\n$`));
     const backedUp = new Set(rowsOf(path.join(dir, 'b.db')).map((row) => Number(row.id)));
     expect([...before].filter((id) => !backedUp.has(id))).toEqual([]);
     expect(before.size).toBeGreaterThan(0);
@@ -60,7 +60,7 @@ describe('plant-store backup and restore', () => {
       sha256: sha256(path.join(dir, 'b.db')),
       bytes: statSync(path.join(dir, 'b.db')).size,
       plants: backedUp.size,
-      migration: '006-webhook-event-type.sql',
+      migration: '007-restore-marks.sql',
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       source: store,
     });
@@ -97,7 +97,7 @@ describe('plant-store backup and restore', () => {
         code: 0,
         stderr: '',
         stdout:
-          `checked ${path.join(dir, 'b.db')}: sha256 ${sha256(path.join(dir, 'b.db'))} as its sidecar says, integrity ok, 1 plants, migration 006-webhook-event-type.sql\n` +
+          `checked ${path.join(dir, 'b.db')}: sha256 ${sha256(path.join(dir, 'b.db'))} as its sidecar says, integrity ok, 1 plants, migration 007-restore-marks.sql\n` +
           `kept the store that was at ${store} as ${path.join(dir, kept[0] as string)}\n` +
           `restored ${path.join(dir, 'b.db')} to ${store}; start the service to serve it\n`,
       });
@@ -199,7 +199,7 @@ describe('plant-store backup and restore', () => {
 
       expect(run).toMatchObject({
         code: 1,
-        stderr: `plant-store restore: ${file} is at migration 999-from-the-future.sql, newer than this build (which knows up to 006-webhook-event-type.sql): restore it with the plant-store version that wrote it\n`,
+        stderr: `plant-store restore: ${file} is at migration 999-from-the-future.sql, newer than this build (which knows up to 007-restore-marks.sql): restore it with the plant-store version that wrote it\n`,
       });
       storeUnchanged();
     });

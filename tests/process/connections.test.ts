@@ -180,3 +180,43 @@ describe('MAX_CONNECTIONS', () => {
     expect(newcomers.tally.closed).toBeGreaterThan(0);
   });
 });
+
+describe('MAX_CONNECTIONS by default, under the open-file limit', () => {
+  it('when 300 connections sent one request each and sit idle under a limit of 256 descriptors, then /healthz and a create answer, and the start line names the cap', async () => {
+    const server = await startServer({}, { fdLimit: 256 });
+    const listening = await server.waitForLine((line) => line.msg === 'listening');
+    const port = Number(new URL(server.url).port);
+    const held = Array.from({ length: 300 }, () => {
+      const socket = net.connect(port, '127.0.0.1', () => socket.write('GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'));
+      socket.on('error', () => undefined);
+      return socket;
+    });
+    await sleep(1500);
+
+    const health = await rawRequest(server.url, { method: 'GET', path: '/healthz', timeoutMs: 3000 }).then(
+      (response) => response.status,
+      (error: NodeJS.ErrnoException) => error.code ?? error.message,
+    );
+    const created = await create(server.url);
+    for (const socket of held) socket.destroy();
+    await server.stop();
+
+    expect({ health, created }).toEqual({ health: 200, created: 200 });
+    expect(listening).toMatchObject({ maxConnections: expect.any(Number), openFileLimit: 256 });
+    expect(listening.maxConnections).toBeLessThan(256);
+  });
+
+  it('when MAX_CONNECTIONS is set above what a limit of 256 descriptors leaves room for, then it is lowered with a warning naming both', async () => {
+    const server = await startServer({ MAX_CONNECTIONS: '5000' }, { fdLimit: 256 });
+    const listening = await server.waitForLine((line) => line.msg === 'listening');
+    await server.stop();
+
+    expect(server.lines.find((line) => line.level === 40)).toMatchObject({
+      msg: 'MAX_CONNECTIONS is more than the open-file limit leaves room for; lowered',
+      configured: 5000,
+      maxConnections: listening.maxConnections,
+      openFileLimit: 256,
+    });
+    expect(listening.maxConnections).toBeLessThan(256);
+  });
+});

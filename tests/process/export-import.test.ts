@@ -16,6 +16,31 @@ const EXPORTED =
 
 const env = (file: string) => ({ DATABASE_URL: `file:${file}` });
 
+// Stdin arrives in chunks of 64 KiB: 8,000 short plants span four of them.
+const MANY = Array.from({ length: 8000 }, (_, i) => `{"id":${i + 1},"name":"plant ${i + 1}"}\n`).join('');
+
+/** MANY with one byte of the given line (1-based) replaced by 0xFF, which is never valid in UTF-8. */
+function invalidOnLine(line: number, at = 10): Buffer {
+  const input = Buffer.from(MANY);
+  let start = 0;
+  for (let seen = 1; seen < line; seen += 1) start = input.indexOf(0x0a, start) + 1;
+  input[start + at] = 0xff;
+  return input;
+}
+
+/** Valid plants, one of whose names has a 4-byte character straddling byte 65,536, where stdin's first chunk ends. */
+function characterAcrossTheFirstChunk(): string {
+  const lines: string[] = [];
+  let bytes = 0;
+  for (let id = 1; ; id += 1) {
+    const room = 65_534 - bytes - `{"id":${id + 1},"name":"`.length;
+    const line = room > 200 ? `{"id":${id},"name":"plant ${id}"}\n` : `{"id":${id},"name":"${'a'.repeat(room - `{"id":${id},"name":""}\n`.length)}"}\n`;
+    lines.push(line);
+    bytes += Buffer.byteLength(line);
+    if (room <= 200) return `${lines.join('')}{"id":${id + 1},"name":"🌿 across"}\n{"id":${id + 2},"name":"after"}\n`;
+  }
+}
+
 
 describe('plant-store export and import (SQLite)', () => {
   it('when plants are imported into a new store and exported, then the text comes back byte for byte, ids exact, and the schema is the migrations\'', async () => {
@@ -34,6 +59,7 @@ describe('plant-store export and import (SQLite)', () => {
       '004-webhook-trace.sql',
       '005-plant-events.sql',
       '006-webhook-event-type.sql',
+      '007-restore-marks.sql',
     ]);
     db.close();
   });
@@ -65,6 +91,33 @@ describe('plant-store export and import (SQLite)', () => {
     expect(run.code).toBe(1);
     expect(run.stderr.startsWith(`plant-store import: ${message}`)).toBe(true);
     expect(rowsOf(file)).toEqual([{ id: 100n, name: 'plant 100', tag: null }]);
+  });
+
+  it.each([
+    ['line 5,000, deep in the third chunk', 5000, 10],
+    ['the first line wholly inside the third chunk', 4167, 10],
+    ['the line that the second chunk begins inside of, after the boundary', 2118, 20],
+    ['the last line', 8000, 10],
+  ])('when a byte that is not UTF-8 is on %s, then the import names exactly that line and stores nothing', async (_case, line, at) => {
+    const file = path.join(tempDataDir(), 'plants.db');
+    seedStore(file, 1, 100_000);
+
+    const run = await runCli(['import'], env(file), invalidOnLine(line, at));
+
+    expect(run).toEqual({ code: 1, stdout: '', stderr: `plant-store import: line ${line}: not valid UTF-8\n` });
+    expect(rowsOf(file)).toEqual([{ id: 100_000n, name: 'plant 100000', tag: null }]);
+  });
+
+  it('when a character\'s bytes are split across two chunks of the input, then it is read whole', async () => {
+    const file = path.join(tempDataDir(), 'plants.db');
+    const input = characterAcrossTheFirstChunk();
+    const at = Buffer.from(input).indexOf('🌿');
+
+    const run = await runCli(['import'], env(file), input);
+
+    expect(at).toBe(65_534);
+    expect(run.code).toBe(0);
+    expect(rowsOf(file).find((plant) => plant.name === '🌿 across')).toBeDefined();
   });
 
   it('when an import into a new store fails, then no store file is left behind', async () => {
@@ -128,6 +181,15 @@ describeWith('postgres', 'plant-store export, import and copy (PostgreSQL)', (se
     expect(repeated).toMatchObject({ code: 1, stderr: 'plant-store import: line 2: plant 5 is stored as {"id":5,"name":"five"}, and this line differs; nothing was imported\n' });
     expect(outside).toMatchObject({ code: 1, stderr: 'plant-store import: line 2: id must be an integer from -9223372036854775808 to 9223372036854775807\n' });
     expect(plantRows(database.url)).toEqual([{ id: 100n, name: 'stored', tag: null }]);
+  });
+
+  it('when a byte that is not UTF-8 is on line 5,000, then the import names that line and PostgreSQL keeps its plants as they were', async () => {
+    await runCli(['import'], { DATABASE_URL: database.url }, '{"id":100000,"name":"stored"}\n');
+
+    const run = await runCli(['import'], { DATABASE_URL: database.url }, invalidOnLine(5000));
+
+    expect(run).toMatchObject({ code: 1, stderr: 'plant-store import: line 5000: not valid UTF-8\n' });
+    expect(plantRows(database.url)).toEqual([{ id: 100_000n, name: 'stored', tag: null }]);
   });
 
   it('when a SQLite store is copied to PostgreSQL, then every plant is there and the counts are reported', async () => {

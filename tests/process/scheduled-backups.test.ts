@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { scrape, valueOf } from '../helpers/metrics';
 import { rowsOf, seedStore } from '../helpers/plant-store-cli';
@@ -21,19 +21,25 @@ async function until(condition: () => boolean, timeoutMs = 20_000): Promise<void
   }
 }
 
+/** A service over dir/plants.db backing up into `backups` every second, keeping 2, with its metrics listener. */
+async function everySecondKeepingTwo(dir: string, backups: string): Promise<{ server: ServerProcess; metricsPort: number }> {
+  const metricsPort = await freePort();
+  const server = await startServer({
+    DATABASE_URL: `file:${path.join(dir, 'plants.db')}`,
+    BACKUP_DIR: backups,
+    BACKUP_INTERVAL: '1s',
+    BACKUP_KEEP: '2',
+    METRICS_PORT: String(metricsPort),
+  });
+  return { server, metricsPort };
+}
+
 describe('scheduled backups (BACKUP_DIR)', () => {
   it('when BACKUP_DIR is set, then a checked backup is written every interval, the newest BACKUP_KEEP kept, logged and measured', async () => {
     const dir = tempDataDir();
     const backups = path.join(dir, 'backups');
     mkdirSync(backups);
-    const metricsPort = await freePort();
-    const server = await startServer({
-      DATABASE_URL: `file:${path.join(dir, 'plants.db')}`,
-      BACKUP_DIR: backups,
-      BACKUP_INTERVAL: '1s',
-      BACKUP_KEEP: '2',
-      METRICS_PORT: String(metricsPort),
-    });
+    const { server, metricsPort } = await everySecondKeepingTwo(dir, backups);
     try {
       expect((await post(server, { id: 42, name: 'kept safe' })).status).toBe(200);
 
@@ -46,16 +52,50 @@ describe('scheduled backups (BACKUP_DIR)', () => {
       expect(files).toHaveLength(4);
       expect(files.filter((name) => /^plants-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z\.db$/.test(name))).toHaveLength(2);
       expect(files.filter((name) => name.endsWith('.db.meta.json'))).toHaveLength(2);
-      expect(last).toMatchObject({ level: 30, plants: 1, migration: '006-webhook-event-type.sql', bytes: statSync(last.file as string).size });
+      expect(last).toMatchObject({ level: 30, plants: 1, migration: '007-restore-marks.sql', bytes: statSync(last.file as string).size });
       expect(written(server)[2]?.pruned).toEqual([path.basename(written(server)[0]?.file as string)]);
       expect(rowsOf(last.file as string)).toEqual([{ id: 42n, name: 'kept safe', tag: null }]);
       expect(valueOf(scraped, 'plants_backup_failures_total')).toBe(0);
       expect(valueOf(scraped, 'plants_backup_last_success_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000 - 60);
       expect(valueOf(scraped, 'plants_backup_last_size_bytes')).toBeGreaterThan(0);
       expect(valueOf(scraped, 'plants_backup_last_duration_seconds')).toBeGreaterThan(0);
+      expect(valueOf(scraped, 'plants_backup_future_files')).toBe(0);
     } finally {
       await server.stop();
     }
+  }, 60_000);
+
+  it('when backups named later than now are in BACKUP_DIR, then each new backup stays, the later ones are left alone and not counted, and the log and a gauge say so', async () => {
+    const dir = tempDataDir();
+    const backups = path.join(dir, 'backups');
+    mkdirSync(backups);
+    const ahead = ['plants-2090-01-01T00-00-00-000Z.db', 'plants-2091-01-01T00-00-00-000Z.db', 'plants-2092-01-01T00-00-00-000Z.db'];
+    const past = 'plants-2001-01-01T00-00-00-000Z.db';
+    for (const name of [...ahead, past]) {
+      writeFileSync(path.join(backups, name), `a backup copied in: ${name}`);
+      writeFileSync(path.join(backups, `${name}.meta.json`), '{}');
+    }
+    const { server, metricsPort } = await everySecondKeepingTwo(dir, backups);
+    let scraped;
+    try {
+      expect((await post(server, { id: 42, name: 'kept safe' })).status).toBe(200);
+      await until(() => written(server).length >= 3);
+      scraped = await scrape(`http://127.0.0.1:${metricsPort}/metrics`);
+    } finally {
+      await server.stop();
+    }
+    const runs = written(server);
+    const names = runs.map((line) => path.basename(line.file as string));
+    const last = runs.at(-1) as Record<string, unknown>;
+
+    expect(runs.slice(0, 3).map((line) => line.pruned)).toEqual([[], [past], [names[0]]]);
+    expect(readdirSync(backups).filter((name) => name.endsWith('.db')).sort()).toEqual([...names.slice(-2), ...ahead]);
+    expect(rowsOf(last.file as string)).toEqual([{ id: 42n, name: 'kept safe', tag: null }]);
+    expect(server.lines.filter((line) => line.level === 40 && line.msg === 'backups named later than the one just written are left alone and not counted in BACKUP_KEEP: has the clock gone back, or were they copied in?')).toEqual(
+      runs.map((line): unknown => expect.objectContaining({ dir: backups, file: line.file, ahead })),
+    );
+    expect(valueOf(scraped, 'plants_backup_future_files')).toBe(3);
+    expect(valueOf(scraped, 'plants_backup_last_success_timestamp_seconds')).toBeGreaterThan(Date.now() / 1000 - 60);
   }, 60_000);
 
   it('when the backup directory is gone, then the backup fails with an error line and a count, creates keep succeeding, and the next one succeeds once it is back', async () => {

@@ -41,7 +41,7 @@ describe('loadConfig', () => {
       metricsHost: '127.0.0.1',
       docsEnabled: true,
       webhooks: undefined,
-      maxConnections: 1000,
+      maxConnections: undefined,
       backup: undefined,
       events: { retentionMs: 86_400_000, heartbeatMs: 15_000, maxStreams: 1000, bufferEvents: 1000 },
     });

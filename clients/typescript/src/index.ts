@@ -6,7 +6,7 @@
  */
 import { readChanges, type ChangeEvent, type ChangesQuery } from './changes.js';
 import type { components } from './openapi.js';
-import { backoff, isNetworkError, parsePlants, sleep, toError, toId, versioned, withEtag, type StoredPlant, type Versioned } from './wire.js';
+import { backoff, isNetworkError, parseJson, parsePlants, protocolError, readText, sleep, toError, toId, toInt64, versioned, withEtag, type PlantStoreError, type StoredPlant, type Versioned } from './wire.js';
 
 export { newPlantId } from './ids.js';
 export { PlantStoreError, type FieldError, type StoredPlant, type Versioned } from './wire.js';
@@ -39,7 +39,8 @@ export function createClient(options: ClientOptions) {
   const attempts = Math.max(1, options.retry?.attempts ?? 3);
   const maxDelayMs = options.retry?.maxDelayMs ?? 5000;
   // A relative baseUrl ("/api") is read against the page's address in a browser.
-  const base = new URL(options.baseUrl, (globalThis as { location?: { href: string } }).location?.href).href.replace(/\/$/, '');
+  const baseUrl = new URL(options.baseUrl, (globalThis as { location?: { href: string } }).location?.href);
+  const base = baseUrl.href.replace(/\/$/, '');
 
   /** The token is asked for before every try: a function may hand out a fresh one. */
   const authorization = async (): Promise<Record<string, string>> => {
@@ -57,7 +58,7 @@ export function createClient(options: ClientOptions) {
       const delay = backoff(attempt, maxDelayMs);
       let response: Response;
       try {
-        response = await call(url, { method, headers, body, signal });
+        response = await call(url, { method, headers, body, signal, redirect: 'manual' });
       } catch (error) {
         // An abort is not retried.
         if (!isNetworkError(error) || signal?.aborted === true || attempt >= attempts) throw error;
@@ -66,22 +67,42 @@ export function createClient(options: ClientOptions) {
       }
       if (response.ok) return response;
       const error = await toError(response);
-      const wait = error.retryAfterMs ?? delay;
+      // Never sooner than the backoff, even on Retry-After: 0.
+      const wait = Math.max(error.retryAfterMs ?? 0, delay);
       // A Retry-After beyond maxDelayMs is honoured by not retrying early: the caller gets it in retryAfterMs.
       if ((response.status !== 429 && response.status !== 503) || attempt >= attempts || wait > maxDelayMs) throw error;
       await sleep(wait, signal);
     }
   }
 
-  async function page(url: string, signal: AbortSignal | undefined): Promise<Page & { next?: string }> {
-    const response = await send('GET', url, { signal });
-    const plants = parsePlants(await response.text());
+  /** The next page of a list answer; `after` is this page's, which the next one's must pass. */
+  function nextPage(response: Response, after: bigint | undefined): { next?: string; nextAfter?: bigint } {
     const target = nextTarget(response.headers.get('Link'));
-    if (target === undefined) return { plants };
+    if (target === undefined) return {};
     // The Link target is path-absolute (under the proxy's prefix when the service is told it): read against baseUrl.
-    const next = new URL(target, base);
-    const after = next.searchParams.get('after');
-    return after === null ? { plants, next: next.href } : { plants, nextAfter: BigInt(after), next: next.href };
+    let next: URL | undefined;
+    try {
+      next = new URL(target, base);
+    } catch {
+      // Not a URL: refused below like any link the client will not follow.
+    }
+    // The token goes to baseUrl's origin only, so a page elsewhere (http://other/…, //other/…) is not fetched.
+    if (next?.origin !== baseUrl.origin) throw protocolError(response, `the next page's link leads to another origin, ${next?.origin ?? target}; the client sends its token to ${baseUrl.origin} only`);
+    const nextAfter = toInt64(next.searchParams.get('after') ?? '');
+    // An after that does not pass this page's would fetch the same pages forever.
+    if (nextAfter === undefined || (after !== undefined && nextAfter <= after)) throw protocolError(response, `the next page's link does not advance: ${next.href}`);
+    return { next: next.href, nextAfter };
+  }
+
+  /** One page, and its link to the next, or why that link is refused (thrown once the page's plants are handed over). */
+  async function page(url: string, signal: AbortSignal | undefined, after: bigint | undefined): Promise<Page & { next?: string; refused?: PlantStoreError }> {
+    const response = await send('GET', url, { signal });
+    const plants = parsePlants(await readText(response), response, true);
+    try {
+      return { plants, ...nextPage(response, after) };
+    } catch (refused) {
+      return { plants, refused: refused as PlantStoreError };
+    }
   }
 
   function listUrl(query: { limit?: number; after?: bigint | number; tag?: string }): string {
@@ -100,39 +121,46 @@ export function createClient(options: ClientOptions) {
       // JSON.stringify cannot write a bigint; the id goes out as its exact digits.
       const body = `{"id":${toId(plant.id)},"name":${JSON.stringify(plant.name)}${tag}}`;
       const response = await send('POST', `${base}/plants`, { body, signal });
-      const stored = (await response.json()) as Plant;
+      const stored = parseJson(await readText(response), response) as Plant;
       return withEtag(stored.tag === undefined ? { name: stored.name } : { name: stored.name, tag: stored.tag }, response.headers.get('ETag'));
     },
 
     /** Exactly `{ id, name, tag? }`, with the version's ETag in the non-enumerable `etag`. */
     async getPlant(id: bigint, { signal }: CallOptions = {}): Promise<Versioned<StoredPlant>> {
       const response = await send('GET', `${base}/plants/${toId(id)}`, { signal });
-      return versioned(parsePlants(await response.text())[0] as StoredPlant, response.headers.get('ETag'));
+      return versioned(parsePlants(await readText(response), response)[0] as StoredPlant, response.headers.get('ETag'));
     },
 
-    /** A JSON Merge Patch; resolves with the plant as stored after it, with its new ETag. */
+    /**
+     * A JSON Merge Patch; resolves with the plant as stored after it, with its new ETag. With a token that may not
+     * read (204, no plant) it rejects with status 204 after the edit is stored.
+     */
     async updatePlant(id: bigint, patch: PlantPatch, { ifMatch, signal }: ConditionalOptions = {}): Promise<Versioned<StoredPlant>> {
       const members: string[] = [];
       if (patch.id !== undefined) members.push(`"id":${toId(patch.id)}`);
       if (patch.name !== undefined) members.push(`"name":${JSON.stringify(patch.name)}`);
       if (patch.tag !== undefined) members.push(`"tag":${JSON.stringify(patch.tag)}`);
       const response = await send('PATCH', `${base}/plants/${toId(id)}`, { body: `{${members.join(',')}}`, type: 'application/merge-patch+json', ifMatch, signal });
-      return versioned(parsePlants(await response.text())[0] as StoredPlant, response.headers.get('ETag'));
+      // A token without plants:read is answered 204 and no plant (docs/auth.md): the edit is stored, the plant unknown.
+      if (response.status === 204) throw protocolError(response, `the edit was stored (ETag ${response.headers.get('ETag') ?? 'unknown'}), but this token may not read plants (plants:read), so no plant came back`);
+      return versioned(parsePlants(await readText(response), response)[0] as StoredPlant, response.headers.get('ETag'));
     },
 
     /** One page in ascending id; nextAfter is the after of the next page, absent on the last one. */
     async listPlants(query: { limit?: number; after?: bigint; tag?: string } = {}, { signal }: CallOptions = {}): Promise<Page> {
-      const { plants, nextAfter } = await page(listUrl(query), signal);
+      const { plants, nextAfter, refused } = await page(listUrl(query), signal, query.after);
+      if (refused !== undefined) throw refused;
       return nextAfter === undefined ? { plants } : { plants, nextAfter };
     },
 
     /** Every plant, one request per page, following the service's Link to the end. */
     async *plants(query: { tag?: string; pageSize?: number } = {}, { signal }: CallOptions = {}): AsyncGenerator<StoredPlant, void, undefined> {
-      let url: string | undefined = listUrl({ limit: query.pageSize, tag: query.tag });
-      while (url !== undefined) {
-        const current: Page & { next?: string } = await page(url, signal);
+      let current = await page(listUrl({ limit: query.pageSize, tag: query.tag }), signal, undefined);
+      for (;;) {
         yield* current.plants;
-        url = current.next;
+        if (current.refused !== undefined) throw current.refused;
+        if (current.next === undefined) return;
+        current = await page(current.next, signal, current.nextAfter);
       }
     },
 

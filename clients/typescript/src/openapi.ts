@@ -924,7 +924,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The plant as stored after the change, committed and fsynced, with its new ETag. Every applied PATCH is a new version and a plant.updated event. */
+            /** @description The plant as stored after the change, committed and fsynced, with its ETag. A PATCH that changes something is a new version and a plant.updated event; one that leaves the plant as it is ({}, or the stored values) writes nothing and keeps its ETag. */
             200: {
                 headers: {
                     /** @description The request id: the client's well-formed X-Request-Id, else one generated. */
@@ -938,6 +938,19 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["StoredPlant"];
                 };
+            };
+            /** @description As 200, to a token with plants:write but not plants:read: the ETag and no body, since the stored plant holds values the caller did not send. */
+            204: {
+                headers: {
+                    /** @description The request id: the client's well-formed X-Request-Id, else one generated. */
+                    "X-Request-Id"?: string;
+                    /** @description no-store: plants change; no cache may keep them. */
+                    "Cache-Control"?: "no-store";
+                    /** @description The plant's version as a strong entity tag ("42"): the position of its last change in the change feed. Send it in If-Match to change only that version. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description 40001: The body is not valid JSON. | 40002: The body must be a JSON object. | 40003: Content-Type must be application/json. | 40004: The body must be encoded as UTF-8. | 40005: The body is larger than the service accepts. | 40006: A field breaks its rule. | 40008: The request is not valid HTTP/1.1. | 40009: The body nests arrays and objects deeper than 32 levels. | 40012: A path or query parameter breaks its rule. */
             400: {

@@ -35,20 +35,72 @@ export function toId(value: bigint | number): bigint {
   throw new TypeError(`an id must be a bigint (or a safe integer); got ${String(value)}`);
 }
 
-// Only keys are followed by a colon, and inside a JSON string every quote is escaped: "id": then digits is the
-// id member of a plant, never text within a name or tag. JSON.parse does the rest; only ids are re-read exactly.
-const ID_MEMBER = /"id"\s*:\s*(-?\d+)/g;
+/** The longest wait the client takes or reports: a longer Retry-After (10^9 s, a date in 2090) counts as this. */
+export const MAX_WAIT_MS = 300_000;
+/** The most of an answer the client reads: the service's largest page (1,000 plants, names and tags at their longest, every character escaped) is about 2 MB. */
+export const MAX_ANSWER_BYTES = 8 << 20;
 
-export function parsePlants(text: string): StoredPlant[] {
-  const value = JSON.parse(text) as StoredPlant | StoredPlant[];
-  const plants = Array.isArray(value) ? value : [value];
-  let index = 0;
-  for (const match of text.matchAll(ID_MEMBER)) {
-    const plant = plants[index++];
-    if (plant !== undefined) plant.id = BigInt(match[1] as string);
+/** An answer the service would not send (a foreign Link, an id past int64, a position going back): `code` 0, `status` the answer's. */
+export const protocolError = (response: Response, message: string) =>
+  new PlantStoreError(response.status, { message }, response.headers.get('X-Request-Id') ?? undefined);
+
+const INT64 = 2n ** 63n;
+
+/** An int64 in plain decimal as the service writes it (no +, -0, exponent, fraction or leading zero), else undefined. */
+export function toInt64(text: string): bigint | undefined {
+  if (!/^(?:0|-?[1-9]\d{0,18})$/.test(text)) return undefined;
+  const value = BigInt(text);
+  return value >= -INT64 && value < INT64 ? value : undefined;
+}
+
+export function parseJson(text: string, response: Response): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw protocolError(response, 'the answer is not JSON');
   }
-  if (index !== plants.length) throw new SyntaxError(`expected ${plants.length} plant ids, found ${index}`);
+}
+
+// Only keys are followed by a colon, and inside a JSON string every quote is escaped: "id": then a number is the
+// id member of a plant, never text within a name or tag. The number is taken whole (1e400, 1.5), then held to
+// int64 in plain decimal; JSON.parse does the rest.
+const ID_MEMBER = /"id"\s*:\s*([-+\w.]*)/g;
+
+/** The plants of an answer (a list, or one plant), each id an exact bigint; anything else is a PlantStoreError. */
+export function parsePlants(text: string, response: Response, list = false): StoredPlant[] {
+  const value = parseJson(text, response);
+  const plants = (list ? value : [value]) as StoredPlant[];
+  const ids = [...text.matchAll(ID_MEMBER)].map((match) => match[1] as string);
+  if (!Array.isArray(plants) || Array.isArray(value) !== list || ids.length !== plants.length) throw protocolError(response, 'the answer is not the plants asked for');
+  plants.forEach((plant, index) => {
+    const id = toInt64(ids[index] as string);
+    if (id === undefined || typeof plant !== 'object' || plant === null) throw protocolError(response, `an id the client cannot hold exactly: ${ids[index]}`);
+    plant.id = id;
+  });
   return plants;
+}
+
+/** The answer's text, read up to MAX_ANSWER_BYTES: a larger one is cancelled, not buffered. */
+export async function readText(response: Response): Promise<string> {
+  const tooLarge = () => protocolError(response, `the answer is larger than ${MAX_ANSWER_BYTES} bytes`);
+  if (Number(response.headers.get('Content-Length')) > MAX_ANSWER_BYTES) {
+    await response.body?.cancel();
+    throw tooLarge();
+  }
+  const reader = response.body?.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  for (let size = 0; reader !== undefined; ) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > MAX_ANSWER_BYTES) {
+      await reader.cancel();
+      throw tooLarge();
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+  return text + decoder.decode();
 }
 
 /** `etag` as a non-enumerable member: equality, keys, JSON and spreads see the plant only. */
@@ -62,17 +114,21 @@ export const versioned = (plant: StoredPlant, etag: string | null | undefined): 
 
 function retryAfterMs(header: string | null): number | undefined {
   if (header === null) return undefined;
-  if (/^\d+$/.test(header)) return Number(header) * 1000;
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+  const ms = /^\d+$/.test(header) ? Number(header) * 1000 : Date.parse(header) - Date.now();
+  return Number.isNaN(ms) ? undefined : Math.min(MAX_WAIT_MS, Math.max(0, ms));
 }
 
 export async function toError(response: Response): Promise<PlantStoreError> {
   let body: { error?: unknown; message?: unknown; fields?: FieldError[] } = {};
-  try {
-    body = (JSON.parse(await response.text()) as typeof body | null) ?? {};
-  } catch {
-    // Not the service's Error body: the status alone tells what happened.
+  // The client follows no redirect (fetch's redirect: 'manual'): one to another origin would take the token there.
+  if (response.type === 'opaqueredirect' || (response.status > 299 && response.status < 400)) {
+    body = { message: `the service redirected to ${response.headers.get('Location') ?? 'another address'}; the client follows no redirect` };
+  } else {
+    try {
+      body = (JSON.parse(await readText(response)) as typeof body | null) ?? {};
+    } catch {
+      // Not the service's Error body: the status alone tells what happened.
+    }
   }
   return new PlantStoreError(response.status, body, response.headers.get('X-Request-Id') ?? undefined, retryAfterMs(response.headers.get('Retry-After')));
 }
