@@ -7,6 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { StaticTokenStore, startTokenRotation } from './auth';
+import type { BackupSchedule } from './backup/scheduler';
 import type { Config } from './config';
 import { publicListener } from './http/listener';
 import type { SharedRateLimit } from './http/rate-limit.redis';
@@ -67,11 +68,10 @@ function sharedRateLimit(url: string, config: Config, logger: Logger): Part<Shar
 }
 
 // The first backup comes one interval after start; a backup in progress stops at its next step in the drain.
-function backupScheduler(sqlite: { file: string; config: Config }, logger: Logger, metrics: Metrics | undefined): Part {
+function backupScheduler(sqlite: { file: string; schedule: BackupSchedule }, config: Config, logger: Logger, metrics: Metrics | undefined): Part {
   const { BackupScheduler } = require('./backup/scheduler') as typeof import('./backup/scheduler');
-  const { file, config } = sqlite;
-  const scheduler = config.backup && new BackupScheduler(file, config.backup, config.databaseBusyTimeoutMs, logger, metrics?.backups);
-  return { name: 'backups', start: () => scheduler?.start(), stop: () => scheduler?.stop() };
+  const scheduler = new BackupScheduler(sqlite.file, sqlite.schedule, config.databaseBusyTimeoutMs, logger, metrics?.backups);
+  return { name: 'backups', start: () => scheduler.start(), stop: () => scheduler.stop() };
 }
 /* eslint-enable @typescript-eslint/no-require-imports */
 
@@ -85,7 +85,7 @@ function storePart(config: Config, logger: Logger, hooks: StoreHooks, options: S
 
 /** Work that runs after the listener, each piece stopped at once in the drain, none waiting for another. */
 function background(config: Config, logger: Logger, store: Store, tokens: StaticTokenStore, metrics: Metrics | undefined): Part<unknown>[] {
-  const backups = config.database.dialect === 'sqlite' && config.backup !== undefined && { file: config.database.path, config };
+  const backups = config.database.dialect === 'sqlite' && config.backup !== undefined && { file: config.database.path, schedule: config.backup };
   return [
     { name: 'token rotation', start: () => startTokenRotation(tokens, logger), stop: (_deadline, stop) => stop() } satisfies Part<() => void>,
     // PostgreSQL: reconnects and migrates when it was away at start; its close (the store part) ends that.
@@ -94,7 +94,7 @@ function background(config: Config, logger: Logger, store: Store, tokens: Static
     { name: 'change feed', start: () => store.feed.start(), stop: () => store.feed.stop() },
     // Webhook attempts in flight get the drain's time; their outcomes are written before the store closes.
     { name: 'webhooks', start: () => store.webhooks?.start(), stop: (deadline) => store.webhooks?.stop(Math.max(0, deadline - Date.now())) },
-    optional(backups, (sqlite) => backupScheduler(sqlite, logger, metrics)),
+    optional(backups, (sqlite) => backupScheduler(sqlite, config, logger, metrics)),
   ];
 }
 

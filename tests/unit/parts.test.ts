@@ -57,7 +57,7 @@ describe('the service parts (Parts)', () => {
   it('when parts are stopped, then every one gets the same deadline, and the drain is the stops, none cut short', async () => {
     const deadlines: number[] = [];
     const parts = new Parts(() => undefined);
-    const slow: Part = { name: 'slow', start: () => undefined, stop: (deadline) => new Promise((resolve) => setTimeout(() => resolve(deadlines.push(deadline)), 30)) };
+    const slow: Part = { name: 'slow', start: () => undefined, stop: (deadline) => new Promise((resolve) => setTimeout(() => resolve(void deadlines.push(deadline)), 30)) };
     await parts.start(slow);
     await parts.start({ name: 'quick', start: () => undefined, stop: (deadline) => void deadlines.push(deadline) });
     const deadline = Date.now() + 10;
