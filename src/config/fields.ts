@@ -1,8 +1,11 @@
 // The environment's field types: each reads one variable's string and says, when it cannot, what the value
-// must look like. src/config/index.ts puts them together into the schema and the Config.
+// must look like. Each slice (server.ts, store.ts, auth.ts, ...) builds its variables from them.
 import path from 'node:path';
 import { z } from 'zod';
 import { coversEveryAddress, parseProxyEntry } from './trust-proxy';
+
+/** A slice's variables as parsed: what its transform reads. */
+export type Parsed<Variables extends z.core.$ZodShape> = z.output<z.ZodObject<Variables>>;
 
 // Express's own names for address ranges (proxy-addr); anything else must be an address or CIDR.
 const PROXY_RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);

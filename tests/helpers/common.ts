@@ -2,12 +2,13 @@
  * Small things test files share: log capture, `sleep`, `errorOf`. No app here (see ./fixtures), so every helper
  * may import it.
  */
+import type { Config } from '../../src/config';
 import { createLogger, type Logger } from '../../src/logger';
 
 export type LogLine = Record<string, unknown> & { level: number; msg: string };
 
 /** A pino logger writing into arrays: the raw lines and each parsed. */
-export function captureLogs(config: { logLevel: string } = { logLevel: 'debug' }): { rawLogs: string[]; logs: LogLine[]; logger: Logger } {
+export function captureLogs(config: Pick<Config, 'logLevel'> = { logLevel: 'debug' }): { rawLogs: string[]; logs: LogLine[]; logger: Logger } {
   const rawLogs: string[] = [];
   const logs: LogLine[] = [];
   const logger = createLogger(config, {

@@ -1,11 +1,12 @@
 /**
- * .env.example and the table in docs/configuration.md, written from the config schema's descriptions
- * (src/config CONFIG_REFERENCE). tests/unit/configuration-docs.test.ts checks both files are current; after a
- * change to the schema, rewrite them with `npx tsx tests/helpers/config-reference.ts --write`.
+ * .env.example and the table in docs/configuration.md, written from the config schema's descriptions and
+ * defaults (src/config environmentSchema). tests/unit/configuration-docs.test.ts checks both files are current;
+ * after a change to the schema, rewrite them with `npx tsx tests/helpers/config-reference.ts --write`.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CONFIG_REFERENCE } from '../../src/config';
+import { z } from 'zod';
+import { environmentSchema } from '../../src/config';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 export const ENV_EXAMPLE = path.join(ROOT, '.env.example');
@@ -17,6 +18,18 @@ const ENV_HEADER = `# Every variable the service reads, with its default (genera
 # more). Copy to .env and run \`node --env-file=.env dist/server.js\`, or give them to the container. An empty value
 # counts as unset. A bad value stops the start with a message naming the variable.
 `;
+
+/**
+ * Each variable as its JSON Schema (zod's public toJSONSchema, on the input side) shows it: its default as written
+ * in the environment (a field's `prefault`; undefined: unset by default) and its `.describe()` text.
+ */
+export const CONFIG_REFERENCE: readonly { name: string; default: string | undefined; description: string }[] = Object.entries(
+  z.toJSONSchema(environmentSchema, { io: 'input' }).properties ?? {},
+).map(([name, schema]) => {
+  const { default: value, description = '' } = typeof schema === 'boolean' ? {} : schema;
+  if (value !== undefined && typeof value !== 'string') throw new Error(`${name}: a default is written as the environment holds it, a string`);
+  return { name, default: value, description };
+});
 
 /** Words to lines of at most `width` characters, each starting with `prefix`. */
 function wrap(text: string, width: number, prefix: string): string[] {

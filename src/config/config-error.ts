@@ -1,0 +1,2 @@
+/** A configuration that cannot work; its message names the variable to change. */
+export class ConfigError extends Error {}
