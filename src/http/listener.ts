@@ -14,7 +14,7 @@ import type { Logger } from '../logger';
 import { trackConnections } from './connections';
 import { expressShapes } from './express-shapes';
 import { SERVER_OPTIONS, installHttpEdges } from './http-edges';
-import { connectionCap } from './open-files';
+import { connectionCap, type ConnectionCap } from './open-files';
 
 type ListenerConfig = Pick<
   Config,
@@ -58,6 +58,20 @@ function listen(server: http.Server, config: Pick<Config, 'port' | 'host'>): Pro
   });
 }
 
+// Called once the store and the metrics listener are open: what is left of the open-file limit is the connections' room.
+function capConnections(config: ListenerConfig, reservedFiles: number, logger: Logger): ConnectionCap {
+  let cap: ConnectionCap;
+  try {
+    cap = connectionCap(config, reservedFiles);
+  } catch (err) {
+    throw new StartError((err as Error).message, { cause: err });
+  }
+  if (cap.lowered !== undefined) {
+    logger.warn({ maxConnections: cap.maxConnections, configured: cap.lowered, openFileLimit: cap.openFileLimit }, 'MAX_CONNECTIONS is more than the open-file limit leaves room for; lowered');
+  }
+  return cap;
+}
+
 /** `reservedFiles`: descriptors the parts opened before it may still open (the metrics listener's connections). */
 export function publicListener(app: Express, config: ListenerConfig, logger: Logger, reservedFiles: number): PublicListener {
   const server = createServer(app, config);
@@ -70,16 +84,7 @@ export function publicListener(app: Express, config: ListenerConfig, logger: Log
   const close = () => (closing ??= new Promise((resolve) => server.close(() => resolve())));
 
   const start = async (): Promise<AddressInfo> => {
-    // The store and the metrics listener are open: what is left of the open-file limit is the connections' room.
-    let cap;
-    try {
-      cap = connectionCap(config, reservedFiles);
-    } catch (err) {
-      throw new StartError((err as Error).message, { cause: err });
-    }
-    if (cap.lowered !== undefined) {
-      logger.warn({ maxConnections: cap.maxConnections, configured: cap.lowered, openFileLimit: cap.openFileLimit }, 'MAX_CONNECTIONS is more than the open-file limit leaves room for; lowered');
-    }
+    const cap = capConnections(config, reservedFiles, logger);
     connections = trackConnections(server, cap.maxConnections);
     const address = await listen(server, config);
     logger.info({ address: address.address, port: address.port, maxConnections: cap.maxConnections, openFileLimit: cap.openFileLimit }, 'listening');
