@@ -1,21 +1,22 @@
 /**
- * The service as one object: startService wires the store, the app and its optional parts, listens, starts the
- * background work, and owns the one drain. The process (server.ts) and the tests (tests/helpers/test-app.ts)
- * start it the same way. It reads no environment, installs no process handler and never exits the process.
+ * The service as one object: startService builds its parts in order (each a name, a start and a stop with a
+ * deadline, src/lifecycle.ts), starts each as it is added, and owns the one drain, which stops them in reverse.
+ * The process (server.ts) and the tests (tests/helpers/test-app.ts) start it the same way. It reads no
+ * environment, installs no process handler and never exits the process.
  */
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { StaticTokenStore, startTokenRotation } from './auth';
+import type { BackupSchedule } from './backup/scheduler';
 import type { Config } from './config';
-import { trackConnections } from './http/connections';
-import { expressShapes } from './http/express-shapes';
-import { connectionCap, type ConnectionCap } from './http/open-files';
-import { SERVER_OPTIONS, installHttpEdges } from './http/http-edges';
-import type { Lifecycle } from './lifecycle';
+import { publicListener } from './http/listener';
+import type { SharedRateLimit } from './http/rate-limit.redis';
+import { optional, Parts, StartError, type Lifecycle, type Part } from './lifecycle';
 import type { Logger } from './logger';
-import type { MetricsServer } from './metrics';
+import type { Metrics, MetricsServer } from './metrics';
 import { createStore, type Store, type StoreHooks } from './store';
+
+export { StartError } from './lifecycle';
 
 export type Service = {
   /** The public listener, `http://host:port`. */
@@ -25,8 +26,9 @@ export type Service = {
   metricsUrl?: string;
   lifecycle: Lifecycle;
   /**
-   * Readiness off, in-flight requests finished (up to SHUTDOWN_TIMEOUT_MS), webhook attempts settled, then the
-   * store and Redis closed. Resolves with the exit code the drain earned: 0, or 1 when it timed out. Idempotent.
+   * Readiness off, then every part stopped in reverse within SHUTDOWN_TIMEOUT_MS: the listener stops accepting,
+   * background work stops (webhook attempts settled), in-flight requests finish, then Redis, the store and the
+   * metrics listener close. Resolves with the exit code the drain earned: 0, or 1 when it timed out. Idempotent.
    */
   drain: (signal?: NodeJS.Signals) => Promise<number>;
 };
@@ -36,184 +38,101 @@ export type ServiceOptions = {
   store?: (hooks: StoreHooks) => Store;
 };
 
-/** A start failure whose message already says what failed (the operator reads it as is). */
-export class StartError extends Error {}
+type MetricsPart = { instruments: Metrics; server: MetricsServer; reservedFiles: number };
 
-function listen(server: http.Server, config: Pick<Config, 'port' | 'host'>): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    // A deep accept queue (the kernel caps it at net.core.somaxconn): a burst of connections waits to be
-    // accepted, and then maybe shed with a 503, instead of having its SYNs dropped and retried a second later.
-    server.listen({ port: config.port, host: config.host, backlog: 4096 }, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+/* eslint-disable @typescript-eslint/no-require-imports -- optional subsystems load only when configured: a
+   process without them does not carry the memory prom-client, redis or a backup scheduler take. */
+function metricsListener(config: Config, logger: Logger): Part<MetricsPart> {
+  const metrics = require('./metrics') as typeof import('./metrics');
+  return {
+    name: 'metrics listener',
+    start: async () => {
+      const instruments = metrics.createMetrics();
+      let server: MetricsServer;
+      try {
+        server = await metrics.serveMetrics(instruments.registry, { host: config.metricsHost, port: config.metricsPort });
+      } catch (err) {
+        // The message names METRICS_PORT and how to change it or turn metrics off (src/metrics/metrics.server.ts).
+        throw new StartError((err as Error).message, { cause: err });
+      }
+      logger.info({ url: server.url }, 'metrics listening');
+      return { instruments, server, reservedFiles: metrics.METRICS_MAX_CONNECTIONS };
+    },
+    stop: (_deadline, { server }) => server.close(),
+  };
+}
+
+function sharedRateLimit(url: string, config: Config, logger: Logger): Part<SharedRateLimit> {
+  const { createSharedRateLimit } = require('./http/rate-limit.redis') as typeof import('./http/rate-limit.redis');
+  return { name: 'shared rate limit', start: () => createSharedRateLimit(url, config.redisKeyPrefix, logger), stop: (_deadline, shared) => shared.close() };
+}
+
+// The first backup comes one interval after start; a backup in progress stops at its next step in the drain.
+function backupScheduler(sqlite: { file: string; schedule: BackupSchedule }, config: Config, logger: Logger, metrics: Metrics | undefined): Part {
+  const { BackupScheduler } = require('./backup/scheduler') as typeof import('./backup/scheduler');
+  const scheduler = new BackupScheduler(sqlite.file, sqlite.schedule, config.databaseBusyTimeoutMs, logger, metrics?.backups);
+  return { name: 'backups', start: () => scheduler.start(), stop: () => scheduler.stop() };
+}
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+function storePart(config: Config, logger: Logger, hooks: StoreHooks, options: ServiceOptions): Part<Store> {
+  return {
+    name: 'store',
+    start: () => (options.store === undefined ? createStore(config, logger, hooks) : options.store(hooks)),
+    stop: (_deadline, store) => store.close(),
+  };
+}
+
+/** Work that runs after the listener, each piece stopped at once in the drain, none waiting for another. */
+function background(config: Config, logger: Logger, store: Store, tokens: StaticTokenStore, metrics: Metrics | undefined): Part<unknown>[] {
+  const backups = config.database.dialect === 'sqlite' && config.backup !== undefined && { file: config.database.path, schedule: config.backup };
+  return [
+    { name: 'token rotation', start: () => startTokenRotation(tokens, logger), stop: (_deadline, stop) => stop() } satisfies Part<() => void>,
+    // PostgreSQL: reconnects and migrates when it was away at start; its close (the store part) ends that.
+    { name: 'store reconnect', start: () => store.start() },
+    // Change streams end at once: their clients reconnect to another replica, and none holds the drain.
+    { name: 'change feed', start: () => store.feed.start(), stop: () => store.feed.stop() },
+    // Webhook attempts in flight get the drain's time; their outcomes are written before the store closes.
+    { name: 'webhooks', start: () => store.webhooks?.start(), stop: (deadline) => store.webhooks?.stop(Math.max(0, deadline - Date.now())) },
+    optional(backups, (sqlite) => backupScheduler(sqlite, config, logger, metrics)),
+  ];
+}
+
+function warnGeneratedToken(config: Config, logger: Logger): void {
+  if (config.tokenSource !== 'generated') return;
+  logger.warn({ token: config.authTokens[0] }, 'AUTH_TOKENS and AUTH_TOKENS_FILE are not set: generated this bearer token, valid until the process stops');
 }
 
 export async function startService(config: Config, logger: Logger, options: ServiceOptions = {}): Promise<Service> {
-  if (config.tokenSource === 'generated') {
-    logger.warn(
-      { token: config.authTokens[0] },
-      'AUTH_TOKENS and AUTH_TOKENS_FILE are not set: generated this bearer token, valid until the process stops',
-    );
-  }
+  warnGeneratedToken(config, logger);
   const tokens = new StaticTokenStore(config);
-
-  // Metrics and the shared rate limit load only when configured: a process without them does not carry the
-  // memory prom-client and redis take.
-  /* eslint-disable @typescript-eslint/no-require-imports */
-  const metricsModule = config.metricsPort === 0 ? undefined : (require('./metrics') as typeof import('./metrics'));
-  const redisModule = config.redisUrl === undefined ? undefined : (require('./http/rate-limit.redis') as typeof import('./http/rate-limit.redis'));
-  /* eslint-enable @typescript-eslint/no-require-imports */
-  const metrics = metricsModule?.createMetrics();
-  let metricsServer: MetricsServer | undefined;
-  if (metrics !== undefined && metricsModule !== undefined) {
-    try {
-      metricsServer = await metricsModule.serveMetrics(metrics.registry, { host: config.metricsHost, port: config.metricsPort });
-    } catch (err) {
-      // The message names METRICS_PORT and how to change it or turn metrics off (src/metrics/metrics.server.ts).
-      throw new StartError((err as Error).message, { cause: err });
-    }
-    logger.info({ url: metricsServer.url }, 'metrics listening');
-  }
-
-  const hooks: StoreHooks = { observer: metrics?.store, webhookObserver: metrics?.webhooks, feedObserver: metrics?.feed };
-  let store: Store;
-  try {
-    store = options.store === undefined ? createStore(config, logger, hooks) : options.store(hooks);
-  } catch (err) {
-    await metricsServer?.close();
-    throw err;
-  }
-  const shared = config.redisUrl === undefined ? undefined : redisModule?.createSharedRateLimit(config.redisUrl, config.redisKeyPrefix, logger);
-  // Scheduled backups of the SQLite store (BACKUP_DIR); loaded only when configured.
-  const backups =
-    config.backup === undefined || config.database.dialect !== 'sqlite'
-      ? undefined
-      : // eslint-disable-next-line @typescript-eslint/no-require-imports
-        new (require('./backup/scheduler') as typeof import('./backup/scheduler')).BackupScheduler(
-          config.database.path,
-          config.backup,
-          config.databaseBusyTimeoutMs,
-          logger,
-          metrics?.backups,
-        );
-
   const lifecycle: Lifecycle = { shuttingDown: false };
-  const app = createApp({
-    config,
-    logger,
-    plants: store.plants,
-    feed: store.feed,
-    readiness: store.readiness,
-    lifecycle,
-    metrics,
-    tokens,
-    rateLimitStore: shared?.store,
-  });
-  const server = http.createServer(
-    {
-      // Against slow clients: whole headers within headersTimeout, the whole request within requestTimeout.
-      headersTimeout: config.headersTimeoutMs,
-      requestTimeout: config.requestTimeoutMs,
-      // Longer than a proxy's idle upstream timeout (nginx 60 s), so the proxy closes first and never
-      // sends on a socket we are closing.
-      keepAliveTimeout: config.keepAliveTimeoutMs,
-      connectionsCheckingInterval: 1000,
-      ...SERVER_OPTIONS,
-      // Each request built with Express's prototypes in place: one hidden class for all (src/http/express-shapes.ts).
-      ...expressShapes(app),
-    },
-    app,
-  );
-  installHttpEdges(server, logger);
-  // The store and the metrics listener are open: what is left of the open-file limit is the connections' room.
-  let cap: ConnectionCap;
-  try {
-    cap = connectionCap(config, metricsModule === undefined ? 0 : metricsModule.METRICS_MAX_CONNECTIONS);
-  } catch (err) {
-    await Promise.all([store.close(), shared?.close(), metricsServer?.close()]);
-    throw new StartError((err as Error).message, { cause: err });
-  }
-  if (cap.lowered !== undefined) {
-    logger.warn({ maxConnections: cap.maxConnections, configured: cap.lowered, openFileLimit: cap.openFileLimit }, 'MAX_CONNECTIONS is more than the open-file limit leaves room for; lowered');
-  }
-  const connections = trackConnections(server, cap.maxConnections);
+  const parts = new Parts((part, err) => logger.warn({ err, part }, `stopping the ${part} failed`));
 
-  try {
-    await listen(server, config);
-  } catch (err) {
-    await Promise.all([store.close(), shared?.close(), metricsServer?.close()]);
-    throw err;
-  }
-  const address = server.address() as AddressInfo;
-  logger.info({ address: address.address, port: address.port, maxConnections: cap.maxConnections, openFileLimit: cap.openFileLimit }, 'listening');
+  // The metrics listener first: a taken METRICS_PORT fails the start with nothing else to undo.
+  const metricsPart = await parts.start(optional(config.metricsPort !== 0, () => metricsListener(config, logger)));
+  const metrics = metricsPart?.instruments;
+  const store = await parts.start(storePart(config, logger, { observer: metrics?.store, webhookObserver: metrics?.webhooks, feedObserver: metrics?.feed }, options));
+  const shared = await parts.start(optional(config.redisUrl, (url) => sharedRateLimit(url, config, logger)));
+  const app = createApp({ config, logger, plants: store.plants, feed: store.feed, readiness: store.readiness, lifecycle, metrics, tokens, rateLimitStore: shared?.store });
+  const http = publicListener(app, config, logger, metricsPart?.reservedFiles ?? 0);
+  const address = await parts.start(http.listener);
   // Migrating after listen (PostgreSQL; SQLite has migrated in createStore): a replica waiting for another's
   // migration lock is alive (/healthz 200) and unready (/readyz 503) meanwhile, instead of silent until a
   // liveness probe has it killed.
-  try {
-    await store.open();
-  } catch (err) {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-    await Promise.all([store.close(), shared?.close(), metricsServer?.close()]);
-    throw err;
-  }
-  // Background work starts after the listener and stops in the drain, in the reverse order.
-  const stopTokenRotation = startTokenRotation(tokens, logger);
-  store.start();
-  store.feed.start();
-  store.webhooks?.start();
-  backups?.start();
+  await parts.start({ name: 'migrations', start: () => store.open() });
+  await parts.start(parts.together('background', background(config, logger, store, tokens, metrics)));
+  await parts.start(http.intake);
 
-  let drained: Promise<number> | undefined;
-  const drain = (signal?: NodeJS.Signals): Promise<number> => {
-    drained ??= drainNow(signal);
-    return drained;
+  const drain = async (signal?: NodeJS.Signals): Promise<number> => {
+    lifecycle.shuttingDown = true;
+    logger.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'shutting down: readiness off, draining in-flight requests');
+    await parts.stop(Date.now() + config.shutdownTimeoutMs);
+    const code = http.timedOut() ? 1 : 0;
+    logger.info({ code }, 'stopped');
+    return code;
   };
-  const opened = store;
-  const drainNow = (signal: NodeJS.Signals | undefined) =>
-    new Promise<number>((resolve) => {
-      lifecycle.shuttingDown = true;
-      stopTokenRotation();
-      // Change streams end at once: their clients reconnect to another replica, and none holds the drain.
-      opened.feed.stop();
-      logger.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'shutting down: readiness off, draining in-flight requests');
-      // Keep-alive sockets turn idle as their last response ends; close each as soon as it does.
-      const closeIdle = setInterval(() => server.closeIdleConnections(), 50);
-      // Webhook attempts in flight get the same drain time; their outcomes are written before the database closes.
-      const webhooksStopped = opened.webhooks?.stop(config.shutdownTimeoutMs) ?? Promise.resolve();
-      // A backup in progress stops at its next step and removes its temporary file.
-      const backupsStopped = backups?.stop() ?? Promise.resolve();
-      let finishing = false;
-      const finish = (code: number) => {
-        if (finishing) return;
-        finishing = true;
-        clearInterval(closeIdle);
-        clearTimeout(deadline);
-        void metricsServer?.close();
-        const stopped = () => {
-          logger.info({ code }, 'stopped');
-          resolve(code);
-        };
-        Promise.all([webhooksStopped, backupsStopped])
-          .then(() => Promise.all([opened.close(), shared?.close()]))
-          .then(stopped, (err: unknown) => {
-            logger.warn({ err }, 'closing the store or Redis failed');
-            stopped();
-          });
-      };
-      const deadline = setTimeout(() => {
-        logger.warn('drain timed out; closing the connections still open');
-        server.closeAllConnections();
-        finish(1);
-      }, config.shutdownTimeoutMs);
-      server.close(() => finish(0));
-      server.closeIdleConnections();
-      connections.drain();
-    });
-
+  let drained: Promise<number> | undefined;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return { url: `http://${host}:${address.port}`, address, metricsUrl: metricsServer?.url, lifecycle, drain };
+  return { url: `http://${host}:${address.port}`, address, metricsUrl: metricsPart?.server.url, lifecycle, drain: (signal) => (drained ??= drain(signal)) };
 }
