@@ -1,25 +1,26 @@
 # syntax=docker/dockerfile:1
-# The base is an argument so a machine without a registry can build on a local image; users get the official one.
-ARG BASE_IMAGE=node:20-bookworm-slim
+# Node 24 LTS. The base is an argument so a machine without a registry can build on a local image (docker/smoke.sh);
+# users get the official one.
+ARG BASE_IMAGE=node:24-bookworm-slim
 
-# Production dependencies. better-sqlite3 compiles from source when no prebuilt binary fits: python3, make, g++.
-# Of its build, only the compiled addon is needed at run time.
+# Production dependencies, no compiler: better-sqlite3 carries prebuilt Node-API binaries. Install scripts are
+# skipped (npm would run better-sqlite3's implicit node-gyp rebuild, which needs python3 and make); optional
+# packages too: the pinned Node binaries (the image has its own node) and pg's Cloudflare socket. Of
+# better-sqlite3 only lib/ and this platform's binary are needed at run time, and the driver must load.
 FROM ${BASE_IMAGE} AS deps
 WORKDIR /app
-RUN command -v g++ >/dev/null && command -v make >/dev/null && command -v python3 >/dev/null \
-  || (apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*)
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund \
-  && cd node_modules/better-sqlite3 \
-  && mv build/Release/better_sqlite3.node /tmp/ && rm -rf build deps src \
-  && mkdir -p build/Release && mv /tmp/better_sqlite3.node build/Release/
+RUN npm ci --omit=dev --omit=optional --ignore-scripts --no-audit --no-fund \
+  && cd node_modules/better-sqlite3 && rm -rf deps src binding.gyp \
+  && find prebuilds -type f ! -name "linux-$(node -p process.arch).node" -delete \
+  && cd /app && node -e "new (require('better-sqlite3'))(':memory:').close()"
 
-# TypeScript to dist/. tsc needs the type packages, not the native addon, so install scripts are skipped;
-# this stage and `deps` share nothing, and builders that run stages in parallel run them side by side.
+# TypeScript to dist/: tsc needs the type packages, no native addon and no Node binary of its own. This stage
+# and `deps` share nothing, and builders that run stages in parallel run them side by side.
 FROM ${BASE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --ignore-scripts --no-audit --no-fund
+RUN npm ci --omit=optional --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 # The build's incremental state (dist/.tsbuildinfo) is for rebuilding, not for running.

@@ -121,7 +121,7 @@ export async function backupSection(): Promise<SectionResult> {
   const url = new URL(SERVER);
   url.pathname = `/${name}`;
   let imported: Timed;
-  let importedRows = 0;
+  let importedRows: number;
   try {
     imported = await timedCli(['import'], { DATABASE_URL: url.toString() }, { stdin: exportFile });
     importedRows = Number((await admin<{ n: string }>('SELECT count(*) AS n FROM plants', url.toString()))[0]?.n ?? 0);

@@ -24,12 +24,12 @@ import {
 } from './lib';
 import { storeOfPlants } from './create.section';
 
-const SEEDED = 100_000;
+export const SEEDED = 100_000;
 // Streams hold a connection each: room for them and the load generator's 50.
 const STREAM_ENV = { MAX_CONNECTIONS: '3000', EVENTS_MAX_STREAMS: '2000' };
 
 let edits = 0;
-const patchRequests: autocannon.Request[] = [
+export const patchRequests: autocannon.Request[] = [
   {
     method: 'PATCH',
     path: '/plants/1',

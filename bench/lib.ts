@@ -53,10 +53,30 @@ async function waitReady(port: number, timeoutMs = 30_000): Promise<void> {
   throw new Error('server not ready in time');
 }
 
-/** The node flags of `npm start` (the Dockerfile's CMD has the same): every target runs as production does. */
-const PRODUCTION_NODE_FLAGS: string[] = ((JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start)
-  .split(' ')
-  .filter((word) => word.startsWith('--'));
+/** The node flags of a checkout's `npm start` (the Dockerfile's CMD has the same): every target runs as production does. */
+const productionNodeFlags = (root: string): string[] =>
+  (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
+    .split(' ')
+    .filter((word) => word.startsWith('--'));
+
+/** Which node runs a target, on which checkout's dist/, with which flags. */
+export type Runtime = { label: string; node: string; root: string; flags: string[] };
+
+/** This checkout on the node that runs the bench: the pinned Node 24 under npm run bench. */
+export const CURRENT: Runtime = { label: `Node ${process.versions.node}`, node: process.execPath, root: ROOT, flags: productionNodeFlags(ROOT) };
+
+/**
+ * BENCH_BASELINE: another checkout, built, with its own node_modules (the last commit on Node 20 and
+ * better-sqlite3 12, whose addon only loads there), run by BENCH_BASELINE_NODE (default /usr/bin/node) with its
+ * own start flags; bench/runtime.section.ts compares it with CURRENT.
+ */
+export function baselineRuntime(): Runtime | undefined {
+  const root = process.env.BENCH_BASELINE;
+  if (root === undefined || root === '') return undefined;
+  const node = process.env.BENCH_BASELINE_NODE ?? '/usr/bin/node';
+  const version = spawnSync(node, ['-p', 'process.versions.node']).stdout.toString().trim();
+  return { label: `Node ${version}`, node, root: path.resolve(root), flags: productionNodeFlags(root) };
+}
 
 export type Started = { child: ChildProcess; port: number; startedAt: number; logFile: string; stop: () => Promise<void> };
 let runCount = 0;
@@ -69,12 +89,12 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-const scriptOf = (target: Target) =>
+const scriptOf = (target: Target, root: string) =>
   target === 'service'
-    ? path.join(ROOT, 'dist', 'server.js')
+    ? path.join(root, 'dist', 'server.js')
     : target === 'ceiling'
-      ? path.join(ROOT, 'dist-bench', 'ceiling-server.js')
-      : path.join(ROOT, 'dist-bench', target.script);
+      ? path.join(root, 'dist-bench', 'ceiling-server.js')
+      : path.join(root, 'dist-bench', target.script);
 
 export const labelOf = (target: Target) => (typeof target === 'string' ? target : target.label);
 
@@ -83,15 +103,15 @@ export const labelOf = (target: Target) => (typeof target === 'string' ? target 
  * environment. The server writes its log straight into a file: piped through this process, the log would
  * load the load generator and push back on the server.
  */
-export async function start(target: Target, databaseUrl: string, env: Record<string, string> = {}): Promise<Started> {
+export async function start(target: Target, databaseUrl: string, env: Record<string, string> = {}, runtime: Runtime = CURRENT): Promise<Started> {
   runCount += 1;
   const logFile = path.join(work, `${labelOf(target).replace(/\W+/g, '-')}-${runCount}.log`);
   const log = openSync(logFile, 'a');
   const port = await freePort();
   const startedAt = performance.now();
-  const nodeFlags = [...PRODUCTION_NODE_FLAGS, ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
-  const child = spawn('taskset', ['-c', '0', process.execPath, ...nodeFlags, scriptOf(target)], {
-    cwd: ROOT,
+  const nodeFlags = [...runtime.flags, ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
+  const child = spawn('taskset', ['-c', '0', runtime.node, ...nodeFlags, scriptOf(target, runtime.root)], {
+    cwd: runtime.root,
     env: {
       PATH: process.env.PATH,
       NODE_ENV: 'production',
@@ -194,8 +214,12 @@ export async function measureRunning(server: Started, options: LoadOptions = {})
 }
 
 /** Starts the target, measures one load, stops it. */
-export async function measure(target: Target, databaseUrl: string, options: LoadOptions & { env?: Record<string, string> } = {}): Promise<Figures> {
-  const server = await start(target, databaseUrl, options.env);
+export async function measure(
+  target: Target,
+  databaseUrl: string,
+  options: LoadOptions & { env?: Record<string, string>; runtime?: Runtime } = {},
+): Promise<Figures> {
+  const server = await start(target, databaseUrl, options.env, options.runtime);
   try {
     return await measureRunning(server, options);
   } finally {

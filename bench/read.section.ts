@@ -34,11 +34,11 @@ const WITH_LOG = { CEILING_LOG: '1' };
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 const randomId = (max: number): number => 1 + Math.floor(Math.random() * max);
 
-const byIdRequests = (): autocannon.Request[] => [
+export const byIdRequests = (): autocannon.Request[] => [
   { method: 'GET', path: '/plants/1', headers: AUTH, setupRequest: (request) => ({ ...request, path: `/plants/${randomId(STORED)}` }) },
 ];
 
-const pageRequests = (): autocannon.Request[] => [
+export const pageRequests = (): autocannon.Request[] => [
   {
     method: 'GET',
     path: '/plants?limit=100',

@@ -17,6 +17,7 @@ import { webhooksSection } from './webhooks.section';
 import { postgresSection } from './postgres.section';
 import { backupSection } from './backup.section';
 import { feedSection } from './feed.section';
+import { runtimeSection } from './runtime.section';
 
 // Add a section here: its name (for BENCH_ONLY) and the function that measures it.
 const SECTIONS: Record<string, () => Promise<SectionResult>> = {
@@ -30,6 +31,7 @@ const SECTIONS: Record<string, () => Promise<SectionResult>> = {
   backup: backupSection,
   client: clientSection,
   feed: feedSection,
+  runtime: runtimeSection,
 };
 
 async function main(): Promise<void> {

@@ -6,7 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-BASE_IMAGE=localhost/plant-store-base:node20-bookworm
+# BASE_IMAGE (the stand-in smoke.sh built from the pinned Node), expect_services_running, remove_project,
+# compose_down.
+source docker/ci/common.sh
 NGINX_IMAGE=localhost/plant-store-nginx:bookworm
 PROXY_PORT="${SMOKE_PROXY_PORT:-39181}"
 TOKEN="smoke-web-token-$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')"
@@ -23,6 +25,7 @@ fail() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
 cleanup() {
   if [ -f docker/.smoke-web-up ]; then
     compose down -v >/dev/null 2>&1 || true
+    remove_project plant-store-web
     rm -f docker/.smoke-web-up
   fi
   rm -f docker/auth_tokens.smoke-web
@@ -40,6 +43,7 @@ printf '%s\n' "$TOKEN" > docker/auth_tokens.smoke-web
 touch docker/.smoke-web-up
 started=$SECONDS
 compose up -d >"$work/up.out" 2>&1 || { cat "$work/up.out" >&2; fail "podman-compose up failed"; }
+expect_services_running plant-store-web docker/compose.yaml || { cat "$work/up.out" >&2; fail "the stack did not start"; }
 ok=
 for _ in $(seq 1 300); do
   status=$(curl -sS -o "$work/body" -w '%{http_code}' "$base/api/healthz" 2>/dev/null) || true
@@ -76,8 +80,6 @@ status=$(curl -sS -o "$work/body" -w '%{http_code}' "$base/api/plants")
 [ "$status" = 401 ] || fail "GET /api/plants without a token answered $status"
 echo "through /api/: exact ids, Link followed verbatim, 401 without a token"
 
-compose down -v >/dev/null 2>&1
 rm -f docker/.smoke-web-up
-left=$(podman ps -a --filter label=com.docker.compose.project=plant-store-web --format '{{.Names}}')
-[ -z "$left" ] || fail "containers left after down -v: $left"
+compose_down plant-store-web compose || fail "the stack left something behind"
 printf '\nsmoke-web: the example app and the service answered through port %s\n' "$PROXY_PORT"

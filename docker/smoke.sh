@@ -3,14 +3,16 @@
 # Run by .ci/run and by `npm run test:container`. Needs root (apt-get, podman). Every check fails loudly.
 #
 # Machines here reach no container registry, so the base images are made locally: Debian bookworm by
-# debootstrap plus the host's Node 20 (localhost/plant-store-base), and nginx from Debian's package on top.
-# They are kept between runs where the machine keeps podman's storage.
+# debootstrap plus the Node 24 binary the project pins (localhost/plant-store-base:node<version>-bookworm,
+# docker/ci/common.sh), and nginx, PostgreSQL and Redis from Debian's packages on top. They are kept between
+# runs where the machine keeps podman's storage; `podman rmi` removes them (docs/operations.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MIRROR="${DEBIAN_MIRROR:-$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)}"
 MIRROR="${MIRROR:-http://deb.debian.org/debian}"
-BASE_IMAGE=localhost/plant-store-base:node20-bookworm
+# BASE_IMAGE, NODE_PACKAGE, NODE_VERSION, expect_services_running, remove_project, compose_down.
+source docker/ci/common.sh
 NGINX_IMAGE=localhost/plant-store-nginx:bookworm
 POSTGRES_IMAGE=localhost/plant-store-postgres:bookworm
 REDIS_IMAGE=localhost/plant-store-redis:bookworm
@@ -36,18 +38,6 @@ compose_replicas() {
   BASE_IMAGE="$BASE_IMAGE" NGINX_IMAGE="$NGINX_IMAGE" POSTGRES_IMAGE="$POSTGRES_IMAGE" REDIS_IMAGE="$REDIS_IMAGE" \
     PROXY_PORT="$PROXY_PORT" AUTH_TOKENS_SECRET_FILE=./auth_tokens.smoke \
     podman-compose -p "$REPLICAS_PROJECT" -f docker/compose.replicas.yaml "$@"
-}
-# Everything a compose project made, found by the label podman-compose puts on its containers, networks and
-# volumes: works after a failed `up` too. podman-compose before 1.3 leaves the network after `down`.
-remove_project() {
-  local label="label=com.docker.compose.project=$1"
-  podman ps -aq --filter "$label" | xargs -r podman rm -f -t 0 >/dev/null 2>&1 || true
-  podman network ls -q --filter "$label" | xargs -r podman network rm -f >/dev/null 2>&1 || true
-  podman volume ls -q --filter "$label" | xargs -r podman volume rm -f >/dev/null 2>&1 || true
-}
-left_of_project() {
-  local label="label=com.docker.compose.project=$1"
-  { podman ps -aq --filter "$label"; podman network ls -q --filter "$label"; podman volume ls -q --filter "$label"; } | paste -sd' '
 }
 step() { printf '\n== %s\n' "$*"; }
 fail() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
@@ -130,13 +120,18 @@ if ! podman image exists "$BASE_IMAGE"; then
     tar -C "$work/rootfs" -c . | podman import - localhost/debian-bookworm-minbase >/dev/null
     rm -rf "$work/rootfs"
   fi
-  node_bin=$(readlink -f "$(command -v node)")
-  npm_dir=$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")
-  headers=$(dirname "$node_bin")/../include/node
+  # The pinned binary: from node_modules when npm ci has put that version there, else from the npm registry.
   mkdir -p "$work/base"
-  cp "$node_bin" "$work/base/node"
+  installed=node_modules/$NODE_PACKAGE
+  if [ "$(sed -n 's/^ *"version": "\(.*\)".*/\1/p' "$installed/package.json" 2>/dev/null)" = "$NODE_VERSION" ]; then
+    cp "$installed/bin/node" "$work/base/node"
+  else
+    (cd "$work" && npm pack -q "$NODE_PACKAGE@$NODE_VERSION" >/dev/null && tar -xzf "$NODE_PACKAGE-$NODE_VERSION.tgz")
+    cp "$work/package/bin/node" "$work/base/node"
+  fi
+  # npm is not in the binary's package; the host's (npm 11, as Node 24 ships) runs on Node 24.
+  npm_dir=$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")
   cp -r "$npm_dir" "$work/base/npm"
-  cp -r "$headers" "$work/base/include-node"
   cp /etc/ssl/certs/ca-certificates.crt "$work/base/ca-certificates.crt"
   podman build -q --format docker -f docker/ci/base.Containerfile -t "$BASE_IMAGE" "$work/base" >/dev/null
   echo "base image built in $((SECONDS - started)) s"
@@ -257,6 +252,7 @@ printf '%s\n' "$TOKEN" > docker/auth_tokens.smoke
 podman tag "$IMAGE" localhost/plant-store:local
 compose up -d >"$work/compose.out" 2>&1 \
   || { cat "$work/compose.out" >&2; fail "podman-compose up failed"; }
+expect_services_running "$PROJECT" docker/compose.yaml || { cat "$work/compose.out" >&2; fail "the stack did not start"; }
 ok=
 for _ in $(seq 1 150); do
   status=$(curl -sS -o "$work/body" -w '%{http_code}' -X POST "http://127.0.0.1:$PROXY_PORT/api/plants" \
@@ -279,12 +275,7 @@ echo "service log: ip $client_ip; nginx saw the client as $seen_by_nginx; nginx 
 [ -n "$client_ip" ] || fail "no request line for the proxied request: $line"
 [ "$client_ip" != "$proxy_ip" ] || fail "the service logged the proxy's address $proxy_ip, not the client's: TRUST_PROXY not applied"
 [ "$client_ip" = "$seen_by_nginx" ] || fail "the service logged $client_ip, nginx saw the client as $seen_by_nginx"
-compose down -v >/dev/null 2>&1
-# podman-compose before 1.3 never removes networks on down; docker compose and later podman-compose do.
-podman network rm -f "${PROJECT}_default" >/dev/null 2>&1 || true
-left=$(left_of_project "$PROJECT")
-[ -z "$left" ] || fail "left after down -v (containers, networks, volumes): $left"
-echo "down -v: no container, network or volume left"
+compose_down "$PROJECT" compose || fail "the stack left something behind"
 
 step "replicas: PostgreSQL, Redis, two replicas and nginx; one replica stopped and started under creates"
 for kind in postgres redis; do
@@ -298,6 +289,8 @@ done
 printf '%s\n' "$TOKEN" > docker/auth_tokens.smoke
 compose_replicas up -d >"$work/replicas.out" 2>&1 \
   || { cat "$work/replicas.out" >&2; fail "podman-compose up of the replicas failed"; }
+expect_services_running "$REPLICAS_PROJECT" docker/compose.replicas.yaml \
+  || { cat "$work/replicas.out" >&2; fail "the replicas stack did not start"; }
 replica() {
   podman ps -a --filter label=com.docker.compose.project=$REPLICAS_PROJECT --filter "label=com.docker.compose.service=$1" --format '{{.Names}}' | head -n 1
 }
@@ -347,9 +340,6 @@ for name in "$replica1" "$replica2"; do
   [ "$served" -gt 0 ] || fail "$name served no request: nginx does not balance"
 done
 echo "every 200 is in PostgreSQL and its retry answers 200 through either replica"
-compose_replicas down -v >/dev/null 2>&1
-podman network rm -f "${REPLICAS_PROJECT}_default" >/dev/null 2>&1 || true
-left=$(left_of_project "$REPLICAS_PROJECT")
-[ -z "$left" ] || fail "left after down -v (containers, networks, volumes): $left"
+compose_down "$REPLICAS_PROJECT" compose_replicas || fail "the replicas stack left something behind"
 
 printf '\nsmoke: all container checks passed (image %s MB)\n' "$((size / 1000000))"

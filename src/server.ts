@@ -2,7 +2,9 @@
  * The process: environment → config, the logger, process-wide handlers, signals → the service's drain, and the
  * exit code. Everything else is startService's (src/service.ts), which the tests start the same way.
  */
-// First: from the moment it is loaded no SIGHUP can end the process (src/hangup.ts).
+// First: an older node stops with one line before the driver can crash it (src/node-version.ts).
+import './node-version';
+// Then: from the moment it is loaded no SIGHUP can end the process (src/hangup.ts).
 import { logHangupsWith } from './hangup';
 import { ConfigError, loadConfig, type Config } from './config';
 import { createLogger, exitAfterLogFlush, type Logger } from './logger';

@@ -5,6 +5,8 @@
  * (or --database). Data goes to stdout (export) or comes from stdin (import); what was done goes to stderr for
  * export and to stdout otherwise; a failure prints one line on stderr and exits 1, a usage error exits 2.
  */
+// First: an older node stops with one line before the driver can crash it.
+import '../node-version';
 import { parseArgs } from 'node:util';
 import { COMMANDS, type Command } from './commands';
 import { UsageError } from './cli-config';
