@@ -54,9 +54,12 @@ done
 echo "stack up in $((SECONDS - started)) s"
 
 step "GET / is the example app"
-status=$(curl -sS -o "$work/index.html" -w '%{http_code} %{content_type}' "$base/")
+status=$(curl -sS -D "$work/index.headers" -o "$work/index.html" -w '%{http_code} %{content_type}' "$base/")
 [ "$status" = "200 text/html" ] || fail "GET / answered $status"
 grep -q '<title>Plant Store</title>' "$work/index.html" || fail "GET / is not the example app: $(head -c 300 "$work/index.html")"
+# The page holds a bearer token: nginx serves it under a strict policy (docs/decisions/containers-and-the-proxy.md).
+tr -d '\r' < "$work/index.headers" | grep -qi "^content-security-policy: default-src 'none'; script-src 'self'" || fail "GET / has no strict Content-Security-Policy"
+tr -d '\r' < "$work/index.headers" | grep -qi '^x-content-type-options: nosniff' || fail "GET / has no X-Content-Type-Options: nosniff"
 script=$(sed -n 's/.*<script type="module" crossorigin src="\([^"]*\)".*/\1/p' "$work/index.html" | head -n 1)
 [ -n "$script" ] || fail "no module script in the app's index.html"
 status=$(curl -sS -o "$work/app.js" -w '%{http_code} %{content_type}' "$base$script")
