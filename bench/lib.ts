@@ -53,11 +53,14 @@ async function waitReady(port: number, timeoutMs = 30_000): Promise<void> {
   throw new Error('server not ready in time');
 }
 
-/** The node flags of a checkout's `npm start` (the Dockerfile's CMD has the same): every target runs as production does. */
+/**
+ * The node flags of a checkout's `npm start` (the Dockerfile's CMD has the same): every target runs as production
+ * does. Not `--env-file-if-exists`: a developer's .env must not reach a measured process.
+ */
 const productionNodeFlags = (root: string): string[] =>
   (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
     .split(' ')
-    .filter((word) => word.startsWith('--'));
+    .filter((word) => word.startsWith('--') && !word.startsWith('--env-file'));
 
 /** Which node runs a target, on which checkout's dist/, with which flags. */
 export type Runtime = { label: string; node: string; root: string; flags: string[] };
