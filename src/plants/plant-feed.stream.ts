@@ -3,7 +3,7 @@
  * bounded queue while its socket is full. Knows SSE framing, not Express.
  */
 import type { ChangeEvent } from './plant-events';
-import { escapeLineSeparators, plantJson } from './plant.json';
+import { deletedPlantJson, escapeLineSeparators, plantJson } from './plant.json';
 
 export type FeedConfig = {
   /** Events are kept at least this long (EVENTS_RETENTION). */
@@ -47,7 +47,7 @@ export const HEARTBEAT = ':\n\n';
 const DATA_OF: Record<ChangeEvent['kind'], (event: ChangeEvent) => string> = {
   created: (event) => plantJson({ id: event.id, name: event.name ?? '', tag: event.tag }),
   updated: (event) => plantJson({ id: event.id, name: event.name ?? '', tag: event.tag }),
-  deleted: (event) => `{"id":${event.id.toString()}}`,
+  deleted: (event) => deletedPlantJson(event.id),
 };
 
 /** One event as its SSE frame: the same text for every stream it goes to, with no raw line separator in `data:`. */
