@@ -44,8 +44,8 @@ export type PlantColumns = { [Member in keyof PlantFields]-?: string };
 
 /**
  * plantJson's text, written by SQLite: json_object writes integers digit for digit and escapes strings as
- * JSON.stringify does. One json_object per shape rather than concatenation with json_quote, which measured a
- * third slower on a page of plants.
+ * JSON.stringify does. One json_object per shape rather than concatenation with json_quote (which would take
+ * any number of optional members without an arm each): that measured a quarter to a half slower on a page.
  */
 export const plantJsonSqlite = (c: PlantColumns): string =>
   `CASE WHEN ${c.tag} IS NULL THEN json_object('id', ${c.id}, 'name', ${c.name}) ` +
