@@ -5,16 +5,12 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { parseJson } from '../http/parse-json';
+import { plantLine } from '../plants/plant.json';
 import { newPlantSchema, type NewPlant } from '../plants/plant.schemas';
 
 export class ImportError extends Error {}
 
 export type PlantRow = { id: bigint; name: string; tag: string | null };
-
-export function plantLine(row: PlantRow): string {
-  const head = `{"id":${row.id},"name":${JSON.stringify(row.name)}`;
-  return row.tag === null ? `${head}}\n` : `${head},"tag":${JSON.stringify(row.tag)}}\n`;
-}
 
 export function parsePlantLine(text: string, line: number): NewPlant {
   let value: unknown;

@@ -7,7 +7,8 @@
 import pg from 'pg';
 import { loadPostgresMigrations, migratePostgres } from '../db/migrate.postgres';
 import { connectionConfig, type PostgresOptions } from '../db/postgres';
-import { conflictMessage, ImportError, parsePlantLine, plantLine, type PlantRow } from './plant-lines';
+import { plantLine } from '../plants/plant.json';
+import { conflictMessage, ImportError, parsePlantLine, type PlantRow } from './plant-lines';
 import { PAGE_ROWS, type ImportResult, type PlantExport } from './plant-transfer';
 import type { NewPlant } from '../plants/plant.schemas';
 

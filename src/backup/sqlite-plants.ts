@@ -10,7 +10,8 @@ import { loadMigrations, migrate } from '../db/migrate';
 import { refuseLostStore } from '../db/sqlite-health';
 import { removeWithCompanions } from './files';
 import { lastPosition, markPositions } from './restore-mark';
-import { conflictMessage, ImportError, parsePlantLine, plantLine, type PlantRow } from './plant-lines';
+import { plantLine } from '../plants/plant.json';
+import { conflictMessage, ImportError, parsePlantLine, type PlantRow } from './plant-lines';
 import { PAGE_ROWS, type ImportResult, type PlantExport } from './plant-transfer';
 import { BackupError } from './store-file';
 

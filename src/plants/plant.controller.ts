@@ -4,7 +4,7 @@ import { AppError, type FieldProblem, type Reason } from '../errors';
 import { localsOf } from '../request-locals';
 import type { PlantFeed, StreamLease } from './plant.feed';
 import type { PlantService } from './plant.service';
-import { plantJson } from './plant.json';
+import { plantBodyJson, plantJson } from './plant.json';
 import { feedQuerySchema, INT64_MAX, listQuerySchema, newPlantSchema, plantIdParamSchema, plantPatchSchema, type FieldCode, type ListQuery } from './plant.schemas';
 import { etagOf, expectedVersions, noneMatch } from './preconditions';
 
@@ -45,6 +45,10 @@ function parseId(text: string): bigint {
 // leaves the body out of a HEAD answer itself.
 function sendPlants(res: Response, json: string): void {
   res.setHeader('Cache-Control', 'no-store');
+  sendJson(res, json);
+}
+
+function sendJson(res: Response, json: string): void {
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(json));
   res.end(json);
@@ -121,8 +125,10 @@ export class PlantController {
     if (!parsed.success) throw invalid('invalid_field', parsed.error, req.body as Record<string, unknown>);
     const { trace } = localsOf(res);
     const { plant, version } = await this.service.create(parsed.data, trace === undefined ? undefined : { trace });
-    // The Plant body: name and tag as stored, tag left out when absent, never the id.
-    res.set({ 'Cache-Control': 'no-store', ETag: etagOf(version) }).json(plant.tag === undefined ? { name: plant.name } : { name: plant.name, tag: plant.tag });
+    // The Plant body: name and tag as stored, tag left out when absent, never the id. The headers res.json sets.
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('ETag', etagOf(version));
+    sendJson(res, plantBodyJson(plant));
   };
 
   list = async (req: Request, res: Response): Promise<void> => {

@@ -124,7 +124,7 @@ export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
   async findById(id: bigint): Promise<FoundPlant | undefined> {
     const { rows } = await this.query<Row & { version: bigint }>('plants_by_id', 'SELECT id, name, tag, version FROM plants WHERE id = $1', [id]);
     const row = rows[0];
-    return row === undefined ? undefined : { json: plantJson(toStored(row)), version: row.version };
+    return row === undefined ? undefined : { json: plantJson(row), version: row.version };
   }
 
   /** Ascending id, ids greater than `after` when given, only `tag` when given, at most `limit` plants. */
@@ -144,9 +144,8 @@ export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
           ]);
     const more = rows.length > query.limit;
     if (more) rows.length = query.limit;
-    const plants = rows.map(toStored);
-    const last = plants[plants.length - 1];
-    return more && last !== undefined ? { json: plantsJson(plants), nextAfter: last.id } : { json: plantsJson(plants) };
+    const last = rows[rows.length - 1];
+    return more && last !== undefined ? { json: plantsJson(rows), nextAfter: last.id } : { json: plantsJson(rows) };
   }
 
   async readEvents(after: bigint, limit: number): Promise<ChangeEvent[]> {

@@ -5,6 +5,7 @@ import { AppError } from '../errors';
 import { isStoreFault, type SqliteHealth } from '../db/sqlite-health';
 import type { ChangeEvent, ChangeSignal, EventBounds, PlantEventLog } from './plant-events';
 import { SqliteEventLog } from './plant-events.sqlite';
+import { plantJsonSqlite } from './plant.json';
 import type {
   ChangeContext,
   DeleteOutcome,
@@ -24,8 +25,8 @@ type Row = { name: string; tag: string | null; version: bigint };
 
 const toPlant = (row: Pick<Row, 'name' | 'tag'>): Plant => (row.tag === null ? { name: row.name } : { name: row.name, tag: row.tag });
 
-// A plant as JSON text, written by SQLite: integers digit for digit, strings escaped as JSON requires.
-const PLANT_JSON = "CASE WHEN tag IS NULL THEN json_object('id', id, 'name', name) ELSE json_object('id', id, 'name', name, 'tag', tag) END";
+// A plant as JSON text, written by SQLite: plantJson's bytes (plant.json.ts), with no row object per plant.
+const PLANT_JSON = plantJsonSqlite({ id: 'id', name: 'name', tag: 'tag' });
 
 /** A page's plants, each as its JSON text: `where` picks the rows, the last parameter is the limit. */
 const pageSql = (where: string) => `SELECT ${PLANT_JSON} FROM plants ${where} ORDER BY id LIMIT ?`;

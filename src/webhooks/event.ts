@@ -1,17 +1,11 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { TraceContext } from '../tracing';
-import { plantJson } from '../plants/plant.json';
+import { deletedPlantJson, plantJson } from '../plants/plant.json';
 import type { StoredPlant } from '../plants/plant.repository';
 import type { NewPlant } from '../plants/plant.schemas';
 
-/**
- * The NewPlant body as sent, written by hand: JSON.stringify cannot write a bigint, and a Number would round
- * ids past 2^53. The strings go through JSON.stringify, which escapes them as JSON requires.
- */
-export function newPlantPayload(plant: NewPlant): string {
-  const tag = plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`;
-  return `{"id":${plant.id.toString()},"name":${JSON.stringify(plant.name)}${tag}}`;
-}
+/** The body of a plant.created delivery: the NewPlant as sent, the StoredPlant form (the contract's body). */
+export const newPlantPayload = (plant: NewPlant): string => plantJson(plant);
 
 /**
  * The body of a plant.updated or plant.deleted delivery: the Standard Webhooks envelope, so the type is signed
@@ -19,7 +13,7 @@ export function newPlantPayload(plant: NewPlant): string {
  * (plant.created keeps the contract's body, the NewPlant itself.)
  */
 export function changePayload(kind: 'updated' | 'deleted', plant: StoredPlant): string {
-  const data = kind === 'deleted' ? `{"id":${plant.id.toString()}}` : plantJson(plant);
+  const data = kind === 'deleted' ? deletedPlantJson(plant.id) : plantJson(plant);
   return `{"type":"plant.${kind}","data":${data}}`;
 }
 

@@ -1,7 +1,11 @@
 import type { Pool } from 'pg';
+import { deletedPlantJsonPostgres, plantJsonPostgres } from '../plants/plant.json';
 import type { BatchOperation } from '../plants/plant.outbox';
 import { newEventId, newPlantPayload, traceColumn, traceOfColumn } from './event';
 import type { Backlog, OutboxEvent, OutboxStore, Settlement } from './outbox';
+
+// An operation's plant id, in the statement below.
+const ID = '($2::bigint[])[a.idx]';
 
 /**
  * The plant group commit with its events, in one statement and so one transaction and one round trip: $1 to $7
@@ -9,8 +13,9 @@ import type { Backlog, OutboxEvent, OutboxStore, Settlement } from './outbox';
  * for each operation plants_change answers `created`, `updated` or `deleted` whose type WEBHOOK_EVENTS names ($13),
  * never for an identical retry, a conflict, a stale or missing edit; so a change and its events commit or roll
  * back together. A create's body is made in the process ($9); an edit's and a delete's here, from what the
- * function stored (the same text changePayload writes). `applied` is MATERIALIZED: plants_change runs exactly
- * once. Event ids are made in the process, `cardinality($8)` per operation, used only where an event is written.
+ * function stored: changePayload's text in plant.json.ts's rendering for PostgreSQL, held to the same bytes by
+ * tests/store/plant-json.test.ts. `applied` is MATERIALIZED: plants_change runs exactly once. Event ids are made
+ * in the process, `cardinality($8)` per operation, used only where an event is written.
  */
 export const APPLY_WITH_EVENTS = `WITH applied AS MATERIALIZED (
   SELECT idx, outcome, stored_name, stored_tag, stored_version FROM plants_change($1, $2, $3, $4, $5, $6, $7)
@@ -19,9 +24,8 @@ export const APPLY_WITH_EVENTS = `WITH applied AS MATERIALIZED (
   SELECT ($10::text[])[(a.idx - 1) * cardinality($8::text[]) + s.n], s.subscriber, ($2::bigint[])[a.idx],
          CASE a.outcome
            WHEN 'created' THEN ($9::text[])[a.idx]
-           WHEN 'updated' THEN '{"type":"plant.updated","data":{"id":' || ($2::bigint[])[a.idx] || ',"name":' || to_json(a.stored_name)::text
-             || coalesce(',"tag":' || to_json(a.stored_tag)::text, '') || '}}'
-           ELSE '{"type":"plant.deleted","data":{"id":' || ($2::bigint[])[a.idx] || '}}'
+           WHEN 'updated' THEN '{"type":"plant.updated","data":' || ${plantJsonPostgres({ id: ID, name: 'a.stored_name', tag: 'a.stored_tag' })} || '}'
+           ELSE '{"type":"plant.deleted","data":' || ${deletedPlantJsonPostgres(ID)} || '}'
          END,
          'plant.' || a.outcome, ($11::text[])[a.idx], $12::bigint, $12::bigint, $12::bigint
   FROM applied a CROSS JOIN unnest($8::text[]) WITH ORDINALITY AS s(subscriber, n)
