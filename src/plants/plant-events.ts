@@ -1,7 +1,7 @@
 /**
  * The change feed's store port: the events each repository writes in its change's own transaction, read back in
  * position order. Positions only grow and a reader that has seen position n has seen every committed position
- * below it, on both stores (PostgreSQL: the counter row of migrations/postgres/005, docs/decisions.md).
+ * below it, on both stores (PostgreSQL: the counter row of migrations/postgres/005, docs/decisions/feed.md).
  */
 
 export type ChangeKind = 'created' | 'updated' | 'deleted';

@@ -99,7 +99,7 @@ export class PlantController {
   /**
    * GET /plants/events: the change feed as server-sent events. Last-Event-ID (what EventSource sends when it
    * reconnects) wins over ?after=; a malformed ?after= is a 400 like any parameter, a Last-Event-ID that is no
-   * position a reset (docs/decisions.md). Errors before the stream starts are ordinary JSON answers.
+   * position a reset (docs/decisions/feed.md). Errors before the stream starts are ordinary JSON answers.
    */
   events = async (req: Request, res: Response): Promise<void> => {
     rejectMalformedQuery(req.originalUrl);
