@@ -58,6 +58,55 @@ type Outcome = InsertOutcome | UpdateOutcome | DeleteOutcome;
 
 const matches = (expected: Expected | undefined, version: bigint) => expected === undefined || expected.includes(version);
 
+/** The write statements, prepared once; each runs inside a batch's transaction. */
+function prepareWrites(db: Db) {
+  return {
+    insert: db.prepare<[bigint, string, string | null, bigint]>('INSERT INTO plants (id, name, tag, version) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING'),
+    select: db.prepare<[bigint], Row>('SELECT name, tag, version FROM plants WHERE id = ?'),
+    update: db.prepare<[string, string | null, bigint, bigint]>('UPDATE plants SET name = ?, tag = ?, version = ? WHERE id = ?'),
+    remove: db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?'),
+  };
+}
+
+/** The repository's position counter: the next position to be taken, and taking it for an event. */
+type Positions = { next: () => bigint; record: (event: Omit<ChangeEvent, 'pos'>) => bigint };
+
+/** One write's change and event, run inside the batch's transaction: no other write can run between a check and its change. */
+function writeApplier({ insert, select, update, remove }: ReturnType<typeof prepareWrites>, positions: Positions, outbox?: PlantOutbox) {
+  return (write: Pending, at: number): Outcome => {
+    if (write.kind === 'c') {
+      const { plant } = write;
+      if (insert.run(plant.id, plant.name, plant.tag ?? null, positions.next()).changes === 1) {
+        const version = positions.record({ kind: 'created', id: plant.id, name: plant.name, tag: plant.tag, at });
+        // Transactional outbox: the plant's webhook events commit or roll back with it.
+        outbox?.recordCreated(plant, write.context?.trace);
+        return { created: true, stored: toPlant({ name: plant.name, tag: plant.tag ?? null }), version };
+      }
+      const row = select.get(plant.id);
+      if (row === undefined) throw new Error(`plant ${plant.id} neither inserted nor found`);
+      return { created: false, stored: toPlant(row), version: row.version };
+    }
+    const row = select.get(write.id);
+    if (row === undefined) return write.kind === 'u' ? { outcome: 'missing' } : 'missing';
+    if (!matches(write.expected, row.version)) return write.kind === 'u' ? { outcome: 'stale', version: row.version } : 'stale';
+    const tag = row.tag ?? undefined;
+    if (write.kind === 'd') {
+      remove.run(write.id);
+      positions.record({ kind: 'deleted', id: write.id, tag, at });
+      outbox?.recordChanged('deleted', { id: write.id, name: row.name }, write.context?.trace);
+      return 'deleted';
+    }
+    const name = write.patch.name ?? row.name;
+    const next = write.patch.tag === undefined ? tag : (write.patch.tag ?? undefined);
+    const version = positions.next();
+    update.run(name, next ?? null, version, write.id);
+    positions.record({ kind: 'updated', id: write.id, name, tag: next, prevTag: tag, at });
+    const stored = next === undefined ? { id: write.id, name } : { id: write.id, name, tag: next };
+    outbox?.recordChanged('updated', stored, write.context?.trace);
+    return { outcome: 'updated', stored, version };
+  };
+}
+
 /**
  * Group commit: creates, edits and deletes that arrive in one event-loop turn share one transaction and so one
  * fsync (synchronous=FULL), applied in arrival order, each with its change event. Each caller is answered only
@@ -86,12 +135,6 @@ export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
     private readonly observer: StoreObserver = ignoreStore,
     outbox?: PlantOutbox,
   ) {
-    const insert = db.prepare<[bigint, string, string | null, bigint]>(
-      'INSERT INTO plants (id, name, tag, version) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
-    );
-    const select = db.prepare<[bigint], Row>('SELECT name, tag, version FROM plants WHERE id = ?');
-    const update = db.prepare<[string, string | null, bigint, bigint]>('UPDATE plants SET name = ?, tag = ?, version = ? WHERE id = ?');
-    const remove = db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?');
     this.events = new SqliteEventLog(db);
     this.lastPos = this.events.lastWritten();
     this.byId = db.prepare<[bigint], { json: string; version: bigint }>(`SELECT ${PLANT_JSON} AS json, version FROM plants WHERE id = ?`);
@@ -101,46 +144,16 @@ export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
     this.after = db.prepare<[bigint, number], string>(pageSql('WHERE id > ?')).pluck();
     this.firstOfTag = db.prepare<[string, number], string>(pageSql('WHERE tag = ?')).pluck();
     this.afterOfTag = db.prepare<[string, bigint, number], string>(pageSql('WHERE tag = ? AND id > ?')).pluck();
-    const record = (event: Omit<ChangeEvent, 'pos'>): bigint => {
-      this.lastPos += 1n;
-      this.events.write({ ...event, pos: this.lastPos });
-      return this.lastPos;
-    };
-    // Each inside the batch's transaction: no other write can run between a check and its change.
-    const apply = (write: Pending, at: number): Outcome => {
-      if (write.kind === 'c') {
-        const { plant } = write;
-        if (insert.run(plant.id, plant.name, plant.tag ?? null, this.lastPos + 1n).changes === 1) {
-          const version = record({ kind: 'created', id: plant.id, name: plant.name, tag: plant.tag, at });
-          // Transactional outbox: the plant's webhook events commit or roll back with it.
-          outbox?.recordCreated(plant, write.context?.trace);
-          return { created: true, stored: toPlant({ name: plant.name, tag: plant.tag ?? null }), version };
-        }
-        const row = select.get(plant.id);
-        if (row === undefined) throw new Error(`plant ${plant.id} neither inserted nor found`);
-        return { created: false, stored: toPlant(row), version: row.version };
-      }
-      const row = select.get(write.id);
-      if (row === undefined) return write.kind === 'u' ? { outcome: 'missing' } : 'missing';
-      if (!matches(write.expected, row.version)) return write.kind === 'u' ? { outcome: 'stale', version: row.version } : 'stale';
-      const tag = row.tag ?? undefined;
-      if (write.kind === 'd') {
-        remove.run(write.id);
-        record({ kind: 'deleted', id: write.id, tag, at });
-        outbox?.recordChanged('deleted', { id: write.id, name: row.name }, write.context?.trace);
-        return 'deleted';
-      }
-      const name = write.patch.name ?? row.name;
-      const next = write.patch.tag === undefined ? tag : (write.patch.tag ?? undefined);
-      const version = this.lastPos + 1n;
-      update.run(name, next ?? null, version, write.id);
-      record({ kind: 'updated', id: write.id, name, tag: next, prevTag: tag, at });
-      const stored = next === undefined ? { id: write.id, name } : { id: write.id, name, tag: next };
-      outbox?.recordChanged('updated', stored, write.context?.trace);
-      return { outcome: 'updated', stored, version };
+    const positions: Positions = {
+      next: () => this.lastPos + 1n,
+      record: (event) => {
+        this.lastPos += 1n;
+        this.events.write({ ...event, pos: this.lastPos });
+        return this.lastPos;
+      },
     };
     // A nested transaction is a savepoint: a write that throws takes its event (and its position) back with it.
-    const applyOne = db.transaction(apply);
+    const applyOne = db.transaction(writeApplier(prepareWrites(db), positions, outbox));
     this.commitBatch = db.transaction((batch: Pending[]) => {
       // Read again under the write lock: `plant-store import` numbers the events it writes after the same record.
       this.lastPos = this.events.lastWritten();
