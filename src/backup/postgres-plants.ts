@@ -85,6 +85,54 @@ const STORED_SQL = 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[]
 
 const differs = (plant: NewPlant, stored: { name: string; tag: string | null }) => stored.name !== plant.name || stored.tag !== (plant.tag ?? null);
 
+type Fault = { entry: Pending; stored: { name: string; tag: string | null } };
+
+// Ids repeated within the page: the statement cannot tell them apart, so they are compared here.
+function firstOfEachId(page: Pending[]): { unique: Pending[]; faults: Fault[] } {
+  const firstOfId = new Map<bigint, Pending>();
+  const unique: Pending[] = [];
+  const faults: Fault[] = [];
+  for (const entry of page) {
+    const earlier = firstOfId.get(entry.plant.id);
+    if (earlier === undefined) {
+      firstOfId.set(entry.plant.id, entry);
+      unique.push(entry);
+    } else if (faults.length === 0 && differs(entry.plant, { name: earlier.plant.name, tag: earlier.plant.tag ?? null })) {
+      faults.push({ entry, stored: { name: earlier.plant.name, tag: earlier.plant.tag ?? null } });
+    }
+  }
+  return { unique, faults };
+}
+
+/** Writes one page with positions after `lastPos`: answers how many plants it inserted, or throws its earliest conflict. */
+async function writePage(client: pg.Client, page: Pending[], lastPos: bigint, at: number): Promise<number> {
+  if (page.length === 0) return 0;
+  const { unique, faults } = firstOfEachId(page);
+  const ids = unique.map((entry) => entry.plant.id.toString());
+  const created = await client.query<{ id: bigint }>(INSERT_SQL, [
+    ids,
+    unique.map((entry) => entry.plant.name),
+    unique.map((entry) => entry.plant.tag ?? null),
+    lastPos.toString(),
+    at,
+  ]);
+  const createdIds = new Set(created.rows.map((row) => row.id));
+  const already = unique.filter((entry) => !createdIds.has(entry.plant.id));
+  if (already.length > 0) {
+    const stored = await client.query<PlantRow>(STORED_SQL, [already.map((entry) => entry.plant.id.toString())]);
+    const byId = new Map(stored.rows.map((row) => [row.id, row]));
+    const first = already.find((entry) => {
+      const row = byId.get(entry.plant.id);
+      return row !== undefined && differs(entry.plant, row);
+    });
+    if (first !== undefined) faults.push({ entry: first, stored: byId.get(first.plant.id) as PlantRow });
+  }
+  // The earliest faulty line of the page, whether it differs from the table or from a line above it.
+  const fault = faults.sort((x, y) => x.entry.line - y.entry.line)[0];
+  if (fault !== undefined) throw new ImportError(conflictMessage(fault.entry.line, fault.entry.plant, fault.stored));
+  return created.rows.length;
+}
+
 export async function importPostgres(options: PostgresOptions, lines: AsyncIterable<[string, number]>): Promise<ImportResult> {
   await migratePostgres(options, loadPostgresMigrations());
   const client = await connect(options);
@@ -93,45 +141,9 @@ export async function importPostgres(options: PostgresOptions, lines: AsyncItera
   let lastPos = 0n;
   const at = Date.now();
   const flush = async (page: Pending[]): Promise<void> => {
-    if (page.length === 0) return;
-    // Ids repeated within the page: the statement cannot tell them apart, so they are compared here.
-    const firstOfId = new Map<bigint, Pending>();
-    const unique: Pending[] = [];
-    let faults: { entry: Pending; stored: { name: string; tag: string | null } }[] = [];
-    for (const entry of page) {
-      const earlier = firstOfId.get(entry.plant.id);
-      if (earlier === undefined) {
-        firstOfId.set(entry.plant.id, entry);
-        unique.push(entry);
-      } else if (faults.length === 0 && differs(entry.plant, { name: earlier.plant.name, tag: earlier.plant.tag ?? null })) {
-        faults.push({ entry, stored: { name: earlier.plant.name, tag: earlier.plant.tag ?? null } });
-      }
-    }
-    const ids = unique.map((entry) => entry.plant.id.toString());
-    const created = await client.query<{ id: bigint }>(INSERT_SQL, [
-      ids,
-      unique.map((entry) => entry.plant.name),
-      unique.map((entry) => entry.plant.tag ?? null),
-      lastPos.toString(),
-      at,
-    ]);
-    inserted += created.rows.length;
-    lastPos += BigInt(created.rows.length);
-    const createdIds = new Set(created.rows.map((row) => row.id));
-    const already = unique.filter((entry) => !createdIds.has(entry.plant.id));
-    if (already.length > 0) {
-      const stored = await client.query<PlantRow>(STORED_SQL, [already.map((entry) => entry.plant.id.toString())]);
-      const byId = new Map(stored.rows.map((row) => [row.id, row]));
-      const first = already.find((entry) => {
-        const row = byId.get(entry.plant.id);
-        return row !== undefined && differs(entry.plant, row);
-      });
-      if (first !== undefined) faults.push({ entry: first, stored: byId.get(first.plant.id) as PlantRow });
-    }
-    // The earliest faulty line of the page, whether it differs from the table or from a line above it.
-    faults = faults.sort((x, y) => x.entry.line - y.entry.line);
-    const fault = faults[0];
-    if (fault !== undefined) throw new ImportError(conflictMessage(fault.entry.line, fault.entry.plant, fault.stored));
+    const count = await writePage(client, page, lastPos, at);
+    inserted += count;
+    lastPos += BigInt(count);
   };
   try {
     await client.query('BEGIN');
