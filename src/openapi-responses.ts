@@ -1,8 +1,10 @@
 /**
- * The responses and headers the OpenAPI document (src/openapi.ts) repeats across operations: each error status
- * with the catalogue's rows for it, and the headers that come with them. Built from the catalogue, so the
- * document cannot list a code the service does not answer.
+ * The responses, headers and parameters the OpenAPI document repeats across operations: each error status with
+ * the catalogue's rows for it, the headers that come with them, and a parameter from its zod schema. Built from
+ * the catalogue, so the document cannot list a code the service does not answer. On the ground floor, so each
+ * resource writes its paths beside its routes (src/plants/plant.openapi.ts) and src/openapi.ts only assembles.
  */
+import { z } from 'zod';
 import { catalogue, type Reason } from './errors';
 
 export type JsonSchema = Record<string, unknown>;
@@ -78,3 +80,22 @@ export const noStore = { 'Cache-Control': { description: 'no-store: plants chang
 export const retryAfter = {
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },
 };
+
+export const requestId = {
+  'X-Request-Id': { description: 'The request id: the client\'s well-formed X-Request-Id, else one generated.', schema: { type: 'string' } },
+};
+
+/** A path or query parameter's schema, from the same zod schema the controller parses it with. */
+function parameterSchema(schema: z.ZodType): JsonSchema {
+  const { $schema: _schema, ...json } = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'input', unrepresentable: 'any' }) as JsonSchema;
+  // The regex that reads the text form says nothing to a client that sends an integer.
+  if (json.type === 'integer') delete json.pattern;
+  // zod leaves a default out of an input schema (the value may be absent); for a parameter it says what absent means.
+  const fallback = schema.meta()?.default;
+  return fallback === undefined ? json : { ...json, default: fallback };
+}
+
+export function parameter(name: string, where: 'path' | 'query', schema: z.ZodType): JsonSchema {
+  const { description, ...rest } = parameterSchema(schema);
+  return { name, in: where, required: where === 'path', description, schema: rest };
+}
