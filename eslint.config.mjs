@@ -37,6 +37,14 @@ export default tseslint.config(
     },
   },
   {
+    // Small enough to read at once (docs/decisions/architecture.md, "Size"); blank lines and comments are free.
+    files: ['src/**/*.ts'],
+    rules: {
+      'max-lines': ['error', { max: 250, skipBlankLines: true, skipComments: true }],
+      'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],
+    },
+  },
+  {
     files: ['tests/**/*.ts'],
     rules: {
       // supertest bodies are `any` by design; tests assert on them with jest.
