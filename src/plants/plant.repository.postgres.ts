@@ -15,7 +15,8 @@ import type {
   UpdateOutcome,
 } from './plant.repository';
 import { plantJson, plantsJson } from './plant.json';
-import { CHANGE_STATEMENT, type BatchOperation, type PostgresPlantOutbox } from './plant.outbox';
+import { CHANGE_STATEMENT, CHANGE_WITH_EVENTS, changeParams, eventParams, type ChangeOperation } from './plant-change.postgres';
+import type { BatchOperation, PostgresPlantOutbox } from './plant.outbox';
 import { INT64_MAX, INT64_MIN, type ListQuery, type NewPlant, type Plant } from './plant.schemas';
 import { ignoreStore, type StoreObserver } from './store-observer';
 
@@ -49,9 +50,9 @@ function translate(error: unknown): Error {
 
 type Settle<T> = { resolve: (outcome: T) => void; reject: (error: Error) => void };
 type Pending =
-  | ({ kind: 'c'; id: bigint; plant: NewPlant; context?: ChangeContext } & Settle<InsertOutcome>)
-  | ({ kind: 'u'; id: bigint; patch: PlantPatch; expected?: Expected; context?: ChangeContext } & Settle<UpdateOutcome>)
-  | ({ kind: 'd'; id: bigint; expected?: Expected; context?: ChangeContext } & Settle<DeleteOutcome>);
+  | (Extract<ChangeOperation, { kind: 'c' }> & Settle<InsertOutcome>)
+  | (Extract<ChangeOperation, { kind: 'u' }> & Settle<UpdateOutcome>)
+  | (Extract<ChangeOperation, { kind: 'd' }> & Settle<DeleteOutcome>);
 
 function toEvent(row: EventRow): ChangeEvent {
   const event: ChangeEvent = { pos: row.pos, kind: row.kind, id: row.plant_id, at: Number(row.at) };
@@ -59,19 +60,6 @@ function toEvent(row: EventRow): ChangeEvent {
   if (row.tag !== null) event.tag = row.tag;
   if (row.prev_tag !== null) event.prevTag = row.prev_tag;
   return event;
-}
-
-/** plants_change's seven arrays for a batch, in arrival order. */
-function changeParams(batch: readonly Pending[]): unknown[] {
-  return [
-    batch.map((op) => op.kind),
-    batch.map((op) => op.id),
-    batch.map((op) => (op.kind === 'c' ? op.plant.name : op.kind === 'u' ? (op.patch.name ?? null) : null)),
-    batch.map((op) => (op.kind === 'c' ? (op.plant.tag ?? null) : op.kind === 'u' ? (op.patch.tag ?? null) : null)),
-    batch.map((op) => op.kind === 'u' && op.patch.tag !== undefined),
-    batch.map((op) => (op.kind === 'c' || op.expected === undefined ? null : op.expected.join(','))),
-    Date.now(),
-  ];
 }
 
 const outboxView = (op: Pending): BatchOperation =>
@@ -85,7 +73,8 @@ const outboxView = (op: Pending): BatchOperation =>
  * each caller is answered after that commit (synchronous_commit=on). The function takes the feed's counter row
  * first, so the batches of every replica apply one after the other, in arrival order within each, and each
  * change writes its event with its position. Given an outbox (webhooks configured), the same statement also
- * writes the webhook events (a transactional outbox), still one round trip.
+ * writes the webhook events the outbox answers as data (a transactional outbox, plant-change.postgres.ts), still
+ * one round trip.
  */
 export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
   private pending: Pending[] = [];
@@ -221,7 +210,7 @@ export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
     const statement =
       outbox === undefined
         ? this.query<ChangeRow>('plants_change', CHANGE_STATEMENT, values)
-        : this.query<ChangeRow>('plants_change_webhooks', outbox.statement, values.concat(outbox.params(batch.map(outboxView))));
+        : this.query<ChangeRow>('plants_change_webhooks', CHANGE_WITH_EVENTS, values.concat(eventParams(outbox.eventsOf(batch.map(outboxView)))));
     statement.then(
       ({ rows }) => {
         clearTimeout(deadline);

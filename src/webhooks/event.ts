@@ -13,9 +13,12 @@ export const newPlantPayload = (plant: NewPlant): string => plantJson(plant);
  * (plant.created keeps the contract's body, the NewPlant itself.)
  */
 export function changePayload(kind: 'updated' | 'deleted', plant: StoredPlant): string {
-  const data = kind === 'deleted' ? deletedPlantJson(plant.id) : plantJson(plant);
-  return `{"type":"plant.${kind}","data":${data}}`;
+  const { before, after } = changeEnvelope(kind);
+  return before + (kind === 'deleted' ? deletedPlantJson(plant.id) : plantJson(plant)) + after;
 }
+
+/** The text of an edit's or a delete's body around its `data`: what PostgreSQL's statement writes the stored plant between. */
+export const changeEnvelope = (kind: 'updated' | 'deleted'): { before: string; after: string } => ({ before: `{"type":"plant.${kind}","data":`, after: '}' });
 
 /** One id per event, the same on every retry: the receiver's dedup key (Standard Webhooks `webhook-id`). */
 export const newEventId = (): string => `msg_${randomUUID().replaceAll('-', '')}`;

@@ -9,7 +9,7 @@ import type { Db } from '../db/database';
 import type { Logger } from '../logger';
 import type { PlantOutbox, PostgresPlantOutbox } from '../plants/plant.outbox';
 import { urlsOf, WebhookDispatcher } from './dispatcher';
-import { APPLY_WITH_EVENTS, PostgresOutbox } from './outbox.postgres';
+import { PostgresOutbox } from './outbox.postgres';
 import { SqliteOutbox } from './outbox.sqlite';
 import type { WebhookObserver } from './webhook-observer';
 
@@ -53,7 +53,7 @@ export function createPostgresWebhooks(
   const outbox = new PostgresOutbox(pool, urlsOf(config), 2 * config.timeoutMs + 30_000, config.events);
   const dispatcher = new WebhookDispatcher({ store: outbox, config, logger: options.logger, pollMs: options.pollMs, observer: options.observer });
   return {
-    outbox: { statement: APPLY_WITH_EVENTS, params: (batch) => outbox.eventParams(batch), wake: dispatcher.wake },
+    outbox: { eventsOf: (batch) => outbox.eventsOf(batch), wake: dispatcher.wake },
     start: () => dispatcher.start(),
     stop: (timeoutMs) => dispatcher.stop(timeoutMs),
   };

@@ -1,44 +1,13 @@
 import type { Pool } from 'pg';
-import { deletedPlantJsonPostgres, plantJsonPostgres } from '../plants/plant.json';
-import type { BatchOperation } from '../plants/plant.outbox';
-import { newEventId, newPlantPayload, traceColumn, traceOfColumn } from './event';
+import type { BatchEvents, BatchOperation, OperationEvents } from '../plants/plant.outbox';
+import { changeEnvelope, newEventId, newPlantPayload, traceColumn, traceOfColumn } from './event';
 import type { Backlog, OutboxEvent, OutboxStore, Settlement } from './outbox';
 
-// An operation's plant id, in the statement below.
-const ID = '($2::bigint[])[a.idx]';
-
 /**
- * The plant group commit with its events, in one statement and so one transaction and one round trip: $1 to $7
- * are plants_change's parameters, $8 to $13 what eventParams gives. The events CTE inserts one row per subscriber
- * for each operation plants_change answers `created`, `updated` or `deleted` whose type WEBHOOK_EVENTS names ($13),
- * never for an identical retry, a conflict, a stale or missing edit; so a change and its events commit or roll
- * back together. A create's body is made in the process ($9); an edit's and a delete's here, from what the
- * function stored: changePayload's text in plant.json.ts's rendering for PostgreSQL, held to the same bytes by
- * tests/store/plant-json.test.ts. `applied` is MATERIALIZED: plants_change runs exactly once. Event ids are made
- * in the process, `cardinality($8)` per operation, used only where an event is written.
- */
-export const APPLY_WITH_EVENTS = `WITH applied AS MATERIALIZED (
-  SELECT idx, outcome, stored_name, stored_tag, stored_version FROM plants_change($1, $2, $3, $4, $5, $6, $7)
-), events AS (
-  INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, event_type, trace_context, next_attempt_at, created_at, updated_at)
-  SELECT ($10::text[])[(a.idx - 1) * cardinality($8::text[]) + s.n], s.subscriber, ($2::bigint[])[a.idx],
-         CASE a.outcome
-           WHEN 'created' THEN ($9::text[])[a.idx]
-           WHEN 'updated' THEN '{"type":"plant.updated","data":' || ${plantJsonPostgres({ id: ID, name: 'a.stored_name', tag: 'a.stored_tag' })} || '}'
-           ELSE '{"type":"plant.deleted","data":' || ${deletedPlantJsonPostgres(ID)} || '}'
-         END,
-         'plant.' || a.outcome, ($11::text[])[a.idx], $12::bigint, $12::bigint, $12::bigint
-  FROM applied a CROSS JOIN unnest($8::text[]) WITH ORDINALITY AS s(subscriber, n)
-  WHERE a.outcome IN ('created', 'updated', 'deleted') AND 'plant.' || a.outcome = ANY ($13::text[])
-  ORDER BY a.idx, s.n
-)
-SELECT idx, outcome, stored_name, stored_tag, stored_version FROM applied`;
-
-/**
- * The PostgreSQL outbox, shared by every replica. Events are written by APPLY_WITH_EVENTS, in the plants'
- * own statement. A claim moves next_attempt_at past a lease in the same statement that picks the rows
- * (FOR UPDATE SKIP LOCKED), so two replicas never attempt one event at once; a replica that dies mid-attempt
- * leaves the event to be claimed again when its lease runs out.
+ * The PostgreSQL outbox, shared by every replica. Events are written in the plants' own statement, from what
+ * eventsOf answers (src/plants/plant-change.postgres.ts composes it). A claim moves next_attempt_at past a lease
+ * in the same statement that picks the rows (FOR UPDATE SKIP LOCKED), so two replicas never attempt one event at
+ * once; a replica that dies mid-attempt leaves the event to be claimed again when its lease runs out.
  */
 export class PostgresOutbox implements OutboxStore {
   constructor(
@@ -49,19 +18,20 @@ export class PostgresOutbox implements OutboxStore {
     private readonly types: readonly string[] = ['plant.created'],
   ) {}
 
-  /** $8 to $13 of APPLY_WITH_EVENTS for a batch (in the order given to plants_change). */
-  eventParams(batch: readonly BatchOperation[]): unknown[] {
-    const eventIds: string[] = [];
-    const payloads: (string | null)[] = [];
-    const contexts: (string | null)[] = [];
-    for (const operation of batch) {
-      const created = operation.kind === 'created' ? operation : undefined;
-      const wanted = this.types.includes(`plant.${operation.kind}`);
-      payloads.push(created === undefined ? null : newPlantPayload(created.plant));
-      contexts.push(traceColumn(operation.trace));
-      for (let i = 0; i < this.subscribers.length; i += 1) eventIds.push(wanted ? newEventId() : '');
-    }
-    return [this.subscribers, payloads, eventIds, contexts, Date.now(), this.types];
+  /**
+   * A batch's events as data (in the order given to plants_change): one per subscriber for each operation whose
+   * type WEBHOOK_EVENTS names, each with its id; a create's body whole, an edit's or a delete's envelope. Ids are
+   * made here for every operation of a wanted type, and used only where the statement applies it.
+   */
+  eventsOf(batch: readonly BatchOperation[]): BatchEvents {
+    return { operations: batch.map((operation) => this.eventsOfOne(operation)), at: Date.now() };
+  }
+
+  private eventsOfOne(operation: BatchOperation): OperationEvents {
+    const type = `plant.${operation.kind}`;
+    const events = this.types.includes(type) ? this.subscribers.map((subscriber) => ({ id: newEventId(), subscriber })) : [];
+    const body = operation.kind === 'created' ? { whole: newPlantPayload(operation.plant) } : changeEnvelope(operation.kind);
+    return { type, events, body, trace: traceColumn(operation.trace) };
   }
 
   /** Every claim looks at all due events: claimed ones are leased on disk, so there is nothing to read past. */

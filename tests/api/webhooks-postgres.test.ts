@@ -3,6 +3,7 @@ import { Pool } from 'pg';
 import { loadConfig } from '../../src/config';
 import { loadPostgresMigrations, migratePostgres } from '../../src/db/migrate.postgres';
 import { createMetrics } from '../../src/metrics';
+import { CHANGE_WITH_EVENTS, eventParams } from '../../src/plants/plant-change.postgres';
 import { PostgresPlantRepository } from '../../src/plants/plant.repository.postgres';
 import { newPlantSchema } from '../../src/plants/plant.schemas';
 import { createPostgresWebhooks, type PostgresWebhooks } from '../../src/webhooks';
@@ -85,7 +86,7 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
     const client = await target.pool.connect();
     try {
       await client.query('BEGIN');
-      await client.query(target.webhooks.outbox.statement, [
+      await client.query(CHANGE_WITH_EVENTS, [
         ['c'],
         [parsed.id],
         [parsed.name],
@@ -93,7 +94,7 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
         [false],
         [null],
         Date.now(),
-        ...target.webhooks.outbox.params([{ kind: 'created', plant: parsed }]),
+        ...eventParams(target.webhooks.outbox.eventsOf([{ kind: 'created', plant: parsed }])),
       ]);
       await client.query('ROLLBACK');
     } finally {
