@@ -1,0 +1,76 @@
+/**
+ * Every rule of a plant write, once: from the plant as stored (or none) and the operation, what the write does
+ * and answers. Pure: no SQL, no clock, no positions. Both stores and `plant-store import` apply its decisions; a
+ * store's only job is to read the current row, write what is decided and number the event it names.
+ */
+import type { ChangeEvent } from './plant-events';
+import type { Expected, PlantPatch, StoredPlant } from './plant.repository';
+import type { NewPlant } from './plant.schemas';
+
+/** A plant as stored, with its version (the position of its last change: its ETag). */
+export type PlantRow = StoredPlant & { version: bigint };
+
+/** One write, as the service or an import asks for it. */
+export type PlantWrite =
+  | { kind: 'create'; plant: NewPlant }
+  | { kind: 'update'; id: bigint; patch: PlantPatch; expected?: Expected }
+  | { kind: 'delete'; id: bigint; expected?: Expected };
+
+/** The change event a decision writes, without the position and time its store gives it. */
+export type EventDraft = Omit<ChangeEvent, 'pos' | 'at'>;
+
+/**
+ * What a write does. `put` stores the plant (inserted when there was none, replaced otherwise) with the event's
+ * position as its version; `remove` deletes it; both write `event`. Every other outcome writes nothing:
+ * `replayed` (a create equal to what is stored), `unchanged` (an edit that leaves the plant as it is), `conflict`
+ * (a create under an id that holds another plant), `stale` (If-Match names none of the current version), `missing`.
+ */
+export type Decision =
+  | { outcome: 'created' | 'updated'; put: StoredPlant; event: EventDraft }
+  | { outcome: 'deleted'; remove: bigint; event: EventDraft }
+  | { outcome: 'replayed' | 'unchanged' | 'conflict' | 'stale'; current: PlantRow }
+  | { outcome: 'missing' };
+
+/** The id a write is about: the row a store reads (and locks) before deciding. */
+export const idOf = (write: PlantWrite): bigint => (write.kind === 'create' ? write.plant.id : write.id);
+
+const plantOf = (id: bigint, name: string, tag: string | undefined): StoredPlant => (tag === undefined ? { id, name } : { id, name, tag });
+
+const sameAs = (current: PlantRow, name: string, tag: string | undefined): boolean => current.name === name && current.tag === tag;
+
+function decideCreate(current: PlantRow | undefined, plant: NewPlant): Decision {
+  if (current !== undefined) return { outcome: sameAs(current, plant.name, plant.tag) ? 'replayed' : 'conflict', current };
+  const put = plantOf(plant.id, plant.name, plant.tag);
+  return { outcome: 'created', put, event: { kind: 'created', id: plant.id, name: plant.name, ...(plant.tag === undefined ? {} : { tag: plant.tag }) } };
+}
+
+/** The merge of RFC 7396: a member left out keeps its value, a null tag removes it. */
+function decideUpdate(current: PlantRow, patch: PlantPatch): Decision {
+  const name = patch.name ?? current.name;
+  const tag = patch.tag === undefined ? current.tag : (patch.tag ?? undefined);
+  if (sameAs(current, name, tag)) return { outcome: 'unchanged', current };
+  const event: EventDraft = { kind: 'updated', id: current.id, name };
+  if (tag !== undefined) event.tag = tag;
+  if (current.tag !== undefined) event.prevTag = current.tag;
+  return { outcome: 'updated', put: plantOf(current.id, name, tag), event };
+}
+
+/** Decides one write from the row its id holds now (undefined: none). */
+export function decideWrite(current: PlantRow | undefined, write: PlantWrite): Decision {
+  if (write.kind === 'create') return decideCreate(current, write.plant);
+  if (current === undefined) return { outcome: 'missing' };
+  if (write.expected !== undefined && !write.expected.includes(current.version)) return { outcome: 'stale', current };
+  if (write.kind === 'update') return decideUpdate(current, write.patch);
+  const event: EventDraft = { kind: 'deleted', id: current.id, ...(current.tag === undefined ? {} : { tag: current.tag }) };
+  return { outcome: 'deleted', remove: current.id, event };
+}
+
+/**
+ * The row a decision leaves under its id, given the version its event took: what the next write of the same id
+ * in one batch must be decided against.
+ */
+export function rowAfter(current: PlantRow | undefined, decision: Decision, version: bigint | undefined): PlantRow | undefined {
+  if ('put' in decision) return { ...decision.put, version: version as bigint };
+  if ('remove' in decision) return undefined;
+  return current;
+}
