@@ -27,8 +27,8 @@ export function createLogger(config: Pick<Config, 'logLevel'> & Partial<Pick<Con
 
 /**
  * stdout through sonic-boom in batched writes instead of one write(2) per line (a write per line costs
- * throughput under load: docs/performance.md), flushed every 100 ms so a quiet service's lines are
- * never late by more.
+ * throughput under load: docs/performance/request-path-costs.md), flushed every 100 ms so a quiet service's
+ * lines are never late by more.
  *
  * A reader that stops reading must not cost memory or the exit: the buffer holds at most maxBytes, lines
  * past it are dropped and counted, and the count is logged once lines flow again. stdout is switched to

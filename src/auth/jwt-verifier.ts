@@ -20,7 +20,7 @@ export type JwtOptions = {
 };
 
 // A front end sends the same access token for minutes; remembering a verified one spares a signature check
-// (CPU on the thread pool, docs/performance.md) on every request after the first. Only tokens that verified are kept, so forged ones cannot fill it; it is bounded all the same.
+// (CPU on the thread pool, docs/performance/request-path-costs.md) on every request after the first. Only tokens that verified are kept, so forged ones cannot fill it; it is bounded all the same.
 const VERIFIED_MAX = 10_000;
 
 // OpenID Connect Core 1.0 §2: sub "MUST NOT exceed 255 ASCII characters in length".

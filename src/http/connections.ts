@@ -28,7 +28,7 @@ export function trackConnections(server: http.Server, maxConnections: number): {
   // Connections with a response started and not yet finished: the only ones a drain waits for, never evicted.
   // A Set of the sockets, each holding its response itself: a Map to the responses would hold short-lived
   // objects in a long-lived table, and the scavenges promoted about a third of all a create allocates
-  // (docs/performance/edits-and-change-feed.md).
+  // (docs/performance/memory.md).
   const working = new Set<Tracked>();
   // The others, in the order they turned idle (a Set iterates in insertion order): the first is the longest idle.
   const idle = new Set<Socket>();

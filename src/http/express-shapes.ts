@@ -8,7 +8,7 @@ import type { Express } from 'express';
  * `Object.setPrototypeOf`, which is then a no-op. Done by Express, the change gives the object a hidden class of
  * its own, and every property added after it another one (V8 shares no transition from a map made by a
  * prototype change): every request paid for new shapes and megamorphic lookups
- * (docs/decisions/performance.md, docs/performance/edits-and-change-feed.md).
+ * (docs/decisions/performance.md).
  *
  * Function constructors calling Node's, not classes: a subclass would put its own prototype between, and
  * `Reflect.construct` with another `new.target` gives each object a fresh hidden class as well.
