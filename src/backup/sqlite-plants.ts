@@ -11,8 +11,8 @@ import { refuseLostStore } from '../db/sqlite-health';
 import { removeWithCompanions } from './files';
 import { lastPosition, markPositions } from './restore-mark';
 import { plantLine } from '../plants/plant.json';
-import { conflictMessage, ImportError, parsePlantLine, type PlantRow } from './plant-lines';
-import { PAGE_ROWS, type ImportResult, type PlantExport } from './plant-transfer';
+import { parsePlantLine } from './plant-lines';
+import { conflictMessage, ImportError, PAGE_ROWS, type ImportResult, type PlantExport, type PlantRow } from '../plants/plant.transfer';
 import { BackupError } from './store-file';
 
 export function exportSqlite(file: string, busyTimeoutMs: number): PlantExport {
