@@ -5,7 +5,7 @@ import { AppError } from '../errors';
 import { isStoreFault, type SqliteHealth } from '../db/sqlite-health';
 import type { ChangeEvent, ChangeSignal, EventBounds, PlantEventLog } from './plant-events';
 import { SqliteEventLog } from './plant-events.sqlite';
-import { plantJsonSqlite } from './plant.json';
+import { deletedPlantJson, plantJson, plantJsonSqlite } from './plant.json';
 import type {
   ChangeContext,
   DeleteOutcome,
@@ -17,7 +17,7 @@ import type {
   PlantsPage,
   UpdateOutcome,
 } from './plant.repository';
-import type { PlantOutbox } from './plant.outbox';
+import type { ChangeOutbox } from '../change-outbox';
 import type { ListQuery, NewPlant, Plant } from './plant.schemas';
 import { ignoreStore, type StoreObserver } from './store-observer';
 
@@ -72,14 +72,14 @@ function prepareWrites(db: Db) {
 type Positions = { next: () => bigint; record: (event: Omit<ChangeEvent, 'pos'>) => bigint };
 
 /** One write's change and event, run inside the batch's transaction: no other write can run between a check and its change. */
-function writeApplier({ insert, select, update, remove }: ReturnType<typeof prepareWrites>, positions: Positions, outbox?: PlantOutbox) {
+function writeApplier({ insert, select, update, remove }: ReturnType<typeof prepareWrites>, positions: Positions, outbox?: ChangeOutbox) {
   return (write: Pending, at: number): Outcome => {
     if (write.kind === 'c') {
       const { plant } = write;
       if (insert.run(plant.id, plant.name, plant.tag ?? null, positions.next()).changes === 1) {
         const version = positions.record({ kind: 'created', id: plant.id, name: plant.name, tag: plant.tag, at });
         // Transactional outbox: the plant's webhook events commit or roll back with it.
-        outbox?.recordCreated(plant, write.context?.trace);
+        outbox?.record({ type: 'plant.created', subject: plant.id, data: plantJson(plant), bare: true, trace: write.context?.trace });
         return { created: true, stored: toPlant({ name: plant.name, tag: plant.tag ?? null }), version };
       }
       const row = select.get(plant.id);
@@ -93,7 +93,7 @@ function writeApplier({ insert, select, update, remove }: ReturnType<typeof prep
     if (write.kind === 'd') {
       remove.run(write.id);
       positions.record({ kind: 'deleted', id: write.id, tag, at });
-      outbox?.recordChanged('deleted', { id: write.id, name: row.name }, write.context?.trace);
+      outbox?.record({ type: 'plant.deleted', subject: write.id, data: deletedPlantJson(write.id), trace: write.context?.trace });
       return 'deleted';
     }
     const name = write.patch.name ?? row.name;
@@ -102,7 +102,7 @@ function writeApplier({ insert, select, update, remove }: ReturnType<typeof prep
     update.run(name, next ?? null, version, write.id);
     positions.record({ kind: 'updated', id: write.id, name, tag: next, prevTag: tag, at });
     const stored = next === undefined ? { id: write.id, name } : { id: write.id, name, tag: next };
-    outbox?.recordChanged('updated', stored, write.context?.trace);
+    outbox?.record({ type: 'plant.updated', subject: write.id, data: plantJson(stored), trace: write.context?.trace });
     return { outcome: 'updated', stored, version };
   };
 }
@@ -133,7 +133,7 @@ export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
     private readonly logger: Logger,
     private readonly health: SqliteHealth,
     private readonly observer: StoreObserver = ignoreStore,
-    outbox?: PlantOutbox,
+    outbox?: ChangeOutbox,
   ) {
     this.events = new SqliteEventLog(db);
     this.lastPos = this.events.lastWritten();

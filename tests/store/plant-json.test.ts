@@ -11,7 +11,6 @@ import { newPlantSchema, plantSchema, storedPlantSchema, type NewPlant } from '.
 import { createStore } from '../../src/store';
 import type { PostgresStore } from '../../src/store/postgres';
 import { sqliteParts } from '../../src/store/sqlite';
-import { changePayload } from '../../src/webhooks/event';
 import { describeWith } from '../helpers/optional-services';
 import { createTestDatabase, outboxRows, type TestDatabase } from '../helpers/postgres';
 import { captureLogs } from '../helpers/common';
@@ -159,8 +158,8 @@ describeWith('postgres', 'PostgreSQL webhook bodies (SQL) against the writer', (
     expect({ read, listed }).toEqual({ read: PLANTS.map((plant) => plantJson(plant)), listed: { json: plantsJson(BY_ID) } });
     expect(bodies).toEqual([
       ...PLANTS.map((plant) => plantJson({ ...plant, name: 'before', tag: 'before' })),
-      ...PLANTS.map((plant) => changePayload('updated', plant)),
-      ...PLANTS.map((plant) => changePayload('deleted', { id: plant.id, name: plant.name })),
+      ...PLANTS.map((plant) => `{"type":"plant.updated","data":${plantJson(plant)}}`),
+      ...PLANTS.map((plant) => `{"type":"plant.deleted","data":${deletedPlantJson(plant.id)}}`),
     ]);
   });
 });
