@@ -103,7 +103,7 @@ describe('SQLite reads (json_object) against the writer', () => {
     const config = loadConfig({ DATABASE_URL: `file:${file}`, AUTH_TOKENS: 'x'.repeat(32) });
     plants = sqliteParts(db, migrations, config, captureLogs().logger).plants;
     close = () => db.close();
-    await Promise.all(PLANTS.map((plant) => plants.insertOrGet(plant)));
+    await Promise.all(PLANTS.map((plant) => plants.create(plant)));
   });
   afterAll(() => {
     close();
@@ -146,7 +146,7 @@ describeWith('postgres', 'PostgreSQL webhook bodies (SQL) against the writer', (
   });
 
   it('when each plant is created, edited to its odd name and deleted, then every outbox body is the writer\'s, byte for byte', async () => {
-    await Promise.all(PLANTS.map((plant) => store.plants.insertOrGet({ ...plant, name: 'before', tag: 'before' })));
+    await Promise.all(PLANTS.map((plant) => store.plants.create({ ...plant, name: 'before', tag: 'before' })));
     const edited = await Promise.all(PLANTS.map(({ id, ...members }) => store.plants.update(id, { ...members, tag: members.tag ?? null })));
     const read = await Promise.all(PLANTS.map(async (plant) => (await store.plants.findById(plant.id))?.json));
     const listed = await store.plants.list({ limit: 1000 });
