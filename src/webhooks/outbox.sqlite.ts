@@ -20,11 +20,12 @@ const COLUMNS = 'seq, event_id, payload, event_type, attempts, created_at, next_
 const START: Key = { at: -1, seq: 0 };
 
 /**
- * The SQLite outbox: `record` runs inside the repository's group-commit transaction, on its connection. One process owns a SQLite file, so an event being attempted is held in memory (no write per
- * claim) until its outcome is written. Outcomes are written on the same connection, each batch committed with
- * synchronous=NORMAL (no fsync of its own): an fsync per outcome batch would block the event loop and slow
- * creates on a busy disk, and a lost outcome only means one more delivery with the same webhook-id (the next
- * create's fsync of the shared WAL makes it durable anyway). Not on a second connection: in WAL mode each
+ * The SQLite outbox: `record` runs inside the repository's group-commit transaction, on its connection. One
+ * process owns a SQLite file, so an event being attempted is held in memory (no write per claim) until its
+ * outcome is written. Outcomes are written on the same connection, each batch committed with synchronous=NORMAL
+ * (no fsync of its own): an fsync per outcome batch would block the event loop and slow creates on a busy disk,
+ * and a lost outcome only means one more delivery with the same webhook-id (the next create's fsync of the shared
+ * WAL makes it durable anyway). Not on a second connection: in WAL mode each
  * connection drops its whole page cache whenever the other has committed, so two would keep re-reading each
  * other's pages. Pruning and retiring, which run seldom, keep a second connection.
  */
