@@ -8,8 +8,8 @@ import pg from 'pg';
 import { loadPostgresMigrations, migratePostgres } from '../db/migrate.postgres';
 import { connectionConfig, type PostgresOptions } from '../db/postgres';
 import { plantLine } from '../plants/plant.json';
-import { conflictMessage, ImportError, parsePlantLine, type PlantRow } from './plant-lines';
-import { PAGE_ROWS, type ImportResult, type PlantExport } from './plant-transfer';
+import { parsePlantLine } from './plant-lines';
+import { conflictMessage, ImportError, PAGE_ROWS, type ImportResult, type PlantExport, type PlantRow } from '../plants/plant.transfer';
 import type { NewPlant } from '../plants/plant.schemas';
 
 async function connect(options: PostgresOptions): Promise<pg.Client> {

@@ -1,22 +1,27 @@
 /**
- * The outbox port: what a plant repository calls so that a change's webhook events commit with it. The plants
- * folder owns these types; src/webhooks implements them and src/store hands each repository its outbox, so the
- * repositories never load the webhook code (nor undici) themselves. Both directions carry data only: no SQL text
- * and no parameter positions cross from one folder to the other.
+ * A plant change's webhook events, as the outbox port (src/change-outbox.ts) takes them: the plants folder names
+ * its event types and writes their data with plant.json.ts; src/webhooks implements the port and src/store hands
+ * each repository its outbox, so the repositories never load the webhook code (nor undici) themselves. Both
+ * directions carry data only: no SQL text and no parameter positions cross from one folder to the other.
  */
+import type { ChangeEntry } from '../change-outbox';
 import type { TraceContext } from '../tracing';
-import type { StoredPlant } from './plant.repository';
+import { deletedPlantJson, plantJson } from './plant.json';
 import type { NewPlant } from './plant.schemas';
+import type { Decision } from './plant.write-rule';
 
 /**
- * SQLite: called inside the change's transaction, once per plant actually inserted (recordCreated) or edited or
- * deleted (recordChanged, with the plant as stored after an edit, its id alone for a delete); writes one event
- * per subscriber when WEBHOOK_EVENTS names the type, with the caller's trace when the request carried one.
+ * The event a decision writes, if any (created, updated or deleted; never a replay, conflict, unchanged edit,
+ * stale or missing one). plant.created's body is the plant itself, as the contract fixed it; an edit's and a
+ * delete's is the envelope around the plant as stored after the edit, `{id}` alone for a delete.
  */
-export type PlantOutbox = {
-  recordCreated(plant: NewPlant, trace?: TraceContext): void;
-  recordChanged(kind: 'updated' | 'deleted', plant: StoredPlant, trace?: TraceContext): void;
-};
+export function changeEntry(decision: Decision, trace: TraceContext | undefined): ChangeEntry | undefined {
+  const traced = trace === undefined ? {} : { trace };
+  if (decision.outcome === 'created') return { type: 'plant.created', subject: decision.put.id, data: plantJson(decision.put), bare: true, ...traced };
+  if (decision.outcome === 'updated') return { type: 'plant.updated', subject: decision.put.id, data: plantJson(decision.put), ...traced };
+  if (decision.outcome === 'deleted') return { type: 'plant.deleted', subject: decision.remove, data: deletedPlantJson(decision.remove), ...traced };
+  return undefined;
+}
 
 /** One operation of a PostgreSQL batch as the outbox sees it: a create with its plant, or an edit or delete; each with its trace. */
 export type BatchOperation = { kind: 'created'; plant: NewPlant; trace?: TraceContext } | { kind: 'updated' | 'deleted'; id: bigint; trace?: TraceContext };

@@ -7,7 +7,7 @@ import type {
   DeleteOutcome,
   Expected,
   FoundPlant,
-  InsertOutcome,
+  CreateOutcome,
   PlantPatch,
   PlantRepository,
   PlantsPage,
@@ -17,14 +17,13 @@ import type {
 import { plantJson, plantsJson } from './plant.json';
 import { CHANGE_STATEMENT, CHANGE_WITH_EVENTS, changeParams, eventParams, type ChangeOperation } from './plant-change.postgres';
 import type { BatchOperation, PostgresPlantOutbox } from './plant.outbox';
-import { INT64_MAX, INT64_MIN, type ListQuery, type NewPlant, type Plant } from './plant.schemas';
+import { INT64_MAX, INT64_MIN, type ListQuery, type NewPlant } from './plant.schemas';
 import { ignoreStore, type StoreObserver } from './store-observer';
 
 type Row = { id: bigint; name: string; tag: string | null };
 type ChangeRow = { idx: number; outcome: string; stored_name: string | null; stored_tag: string | null; stored_version: bigint | null };
 type EventRow = { pos: bigint; kind: ChangeKind; plant_id: bigint; name: string | null; tag: string | null; prev_tag: string | null; at: bigint };
 
-const toPlant = (name: string, tag: string | null): Plant => (tag === null ? { name } : { name, tag });
 const toStored = (row: Row): StoredPlant => (row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag });
 
 // SQLSTATE classes and codes that say "not now" rather than "bug": 08 connection exception, 53 insufficient
@@ -50,7 +49,7 @@ function translate(error: unknown): Error {
 
 type Settle<T> = { resolve: (outcome: T) => void; reject: (error: Error) => void };
 type Pending =
-  | (Extract<ChangeOperation, { kind: 'c' }> & Settle<InsertOutcome>)
+  | (Extract<ChangeOperation, { kind: 'c' }> & Settle<CreateOutcome>)
   | (Extract<ChangeOperation, { kind: 'u' }> & Settle<UpdateOutcome>)
   | (Extract<ChangeOperation, { kind: 'd' }> & Settle<DeleteOutcome>);
 
@@ -94,7 +93,7 @@ export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
     this.ready = true;
   }
 
-  insertOrGet(plant: NewPlant, context?: ChangeContext): Promise<InsertOutcome> {
+  create(plant: NewPlant, context?: ChangeContext): Promise<CreateOutcome> {
     return new Promise((resolve, reject) => this.enqueue({ kind: 'c', id: plant.id, plant, context, resolve, reject }));
   }
 
@@ -250,9 +249,13 @@ function settle(operation: Pending, row: ChangeRow): void {
   const version = row.stored_version ?? 0n;
   if (operation.kind === 'c') {
     if (row.stored_name === null) operation.reject(new Error(`plant ${operation.id} neither inserted nor found`));
-    else operation.resolve({ created: row.outcome === 'created', stored: toPlant(row.stored_name, row.stored_tag), version });
+    else {
+      const stored = toStored({ id: operation.id, name: row.stored_name, tag: row.stored_tag });
+      const same = stored.name === operation.plant.name && stored.tag === operation.plant.tag;
+      operation.resolve({ outcome: row.outcome === 'created' ? 'created' : same ? 'replayed' : 'conflict', stored, version });
+    }
   } else if (operation.kind === 'd') {
-    operation.resolve(row.outcome === 'deleted' ? 'deleted' : row.outcome === 'stale' ? 'stale' : 'missing');
+    operation.resolve(row.outcome === 'stale' ? { outcome: 'stale', version } : { outcome: row.outcome === 'deleted' ? 'deleted' : 'missing' });
   } else if (row.outcome === 'updated' && row.stored_name !== null) {
     operation.resolve({ outcome: 'updated', stored: toStored({ id: operation.id, name: row.stored_name, tag: row.stored_tag }), version });
   } else {

@@ -4,10 +4,11 @@
  * configured nothing here is loaded, runs or stores anything. src/store is its only caller.
  */
 import type { Pool } from 'pg';
+import type { ChangeOutbox } from '../change-outbox';
 import type { WebhookConfig } from '../config';
 import type { Db } from '../db/database';
 import type { Logger } from '../logger';
-import type { PlantOutbox, PostgresPlantOutbox } from '../plants/plant.outbox';
+import type { PostgresPlantOutbox } from '../plants/plant.outbox';
 import { urlsOf, WebhookDispatcher } from './dispatcher';
 import { PostgresOutbox } from './outbox.postgres';
 import { SqliteOutbox } from './outbox.sqlite';
@@ -18,7 +19,7 @@ export type { AttemptOutcome, WebhookBacklog, WebhookObserver } from './webhook-
 /** The dispatcher's lifecycle: started after the listener, stopped in the drain before the database closes. */
 export type Dispatching = { start(): void; stop(timeoutMs: number): Promise<void> };
 
-export type SqliteWebhooks = Dispatching & { outbox: PlantOutbox };
+export type SqliteWebhooks = Dispatching & { outbox: ChangeOutbox };
 export type PostgresWebhooks = Dispatching & { outbox: PostgresPlantOutbox };
 
 /**
