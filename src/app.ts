@@ -81,7 +81,7 @@ export function createApp({ config, logger, resources, access, readiness, lifecy
   );
 
   // The public routes: no token, never shed or limited. Their own router is entered only for their paths, so a
-  // request for /plants skips them all in one step.
+  // request for a resource skips them all in one step.
   const publicRoutes = express.Router();
   healthRoutes(publicRoutes, { readiness, lifecycle });
   const openApiDocument = buildOpenApiDocument(resources.map(({ resource }) => resource));
