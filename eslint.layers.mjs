@@ -3,26 +3,41 @@
 
 /**
  * The ground floor: imported by everyone, imports nothing of the service but itself. openapi-responses.ts is here
- * so each resource can write its OpenAPI paths beside its routes (src/plants/plant.openapi.ts); change-outbox.ts so
- * a resource's repository and the webhook outbox share a port without importing each other.
+ * so each resource can write its OpenAPI paths beside its routes (src/plants/plant.openapi.ts); observers.ts so a
+ * resource reports to metrics without either importing the other; change-outbox.ts so a resource's repository and
+ * the webhook outbox share a port without importing each other.
  */
-export const GROUND = ['src/config', 'src/errors.ts', 'src/logger.ts', 'src/lifecycle.ts', 'src/tracing.ts', 'src/request-locals.ts', 'src/openapi-responses.ts', 'src/change-outbox.ts'];
+export const GROUND = [
+  'src/config',
+  'src/errors.ts',
+  'src/error.schemas.ts',
+  'src/logger.ts',
+  'src/lifecycle.ts',
+  'src/tracing.ts',
+  'src/request-locals.ts',
+  'src/observers.ts',
+  'src/openapi-responses.ts',
+  'src/change-outbox.ts',
+];
 
 /** Each room and the rooms it may import besides itself and the ground; everything else in src/ is refused. */
 export const LAYERS = {
   'src/db': [],
   'src/auth': [],
   'src/docs': [],
-  'src/plants': ['src/db'],
-  'src/webhooks': ['src/db', 'src/plants'],
-  'src/store': ['src/db', 'src/plants', 'src/webhooks'],
-  'src/metrics': ['src/backup', 'src/plants', 'src/webhooks'],
+  'src/http': ['src/auth'],
+  'src/resource.ts': ['src/auth', 'src/db'],
+  'src/plants': ['src/db', 'src/http', 'src/resource.ts'],
+  'src/webhooks': ['src/db', 'src/plants', 'src/resource.ts'],
+  'src/store': ['src/db', 'src/plants', 'src/resource.ts', 'src/webhooks'],
+  'src/metrics': ['src/backup', 'src/webhooks'],
   'src/backup': ['src/db', 'src/http', 'src/plants'],
   'src/cli': ['src/backup', 'src/db'],
-  'src/http': ['src/auth'],
-  'src/openapi.ts': ['src/plants', 'src/webhooks'],
-  'src/app.ts': ['src/auth', 'src/docs', 'src/http', 'src/metrics', 'src/openapi.ts', 'src/plants'],
-  'src/service.ts': ['src/app.ts', 'src/auth', 'src/backup', 'src/http', 'src/metrics', 'src/store'],
+  'src/openapi.ts': ['src/resource.ts', 'src/webhooks'],
+  'src/app.ts': ['src/auth', 'src/docs', 'src/http', 'src/metrics', 'src/openapi.ts', 'src/resource.ts'],
+  'src/resources.ts': ['src/auth', 'src/plants', 'src/resource.ts', 'src/webhooks'],
+  'src/service.ts': ['src/app.ts', 'src/auth', 'src/backup', 'src/http', 'src/metrics', 'src/resource.ts', 'src/resources.ts', 'src/store'],
+  'src/token.cli.ts': ['src/auth', 'src/resources.ts'],
   'src/server.ts': ['src/service.ts'],
 };
 

@@ -1,7 +1,7 @@
 import cors from 'cors';
 import express, { type Express } from 'express';
 import type { Store as RateLimitStore } from 'express-rate-limit';
-import { createAuth, grants, readCredentials, readLease, type StaticTokenStore } from './auth';
+import { createAuth, grants, readCredentials, readLease, type Access, type StaticTokenStore } from './auth';
 import type { Config } from './config';
 import { docsRoutes } from './docs/docs.routes';
 import { errorMiddleware } from './http/error.middleware';
@@ -17,11 +17,7 @@ import type { Lifecycle, Readiness } from './lifecycle';
 import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import { buildOpenApiDocument } from './openapi';
-import { PlantController } from './plants/plant.controller';
-import type { PlantFeed } from './plants/plant.feed';
-import type { PlantRepository } from './plants/plant.repository';
-import { EVENTS_ALLOW, PLANT_ALLOW, PLANTS_ALLOW, plantRoutes } from './plants/plant.routes';
-import { PlantService } from './plants/plant.service';
+import type { Mounted, RouteKit } from './resource';
 
 /** The variables the HTTP app reads; the rest of the configuration is the service's and the store's. */
 export type AppConfig = Pick<Config, 'trustProxy' | 'corsOrigins' | 'docsEnabled' | 'loadShedLagMs' | 'rateLimitPerMinute' | 'bodyLimitBytes' | 'oidc'>;
@@ -29,10 +25,10 @@ export type AppConfig = Pick<Config, 'trustProxy' | 'corsOrigins' | 'docsEnabled
 export type AppDeps = {
   config: AppConfig;
   logger: Logger;
-  /** The store's repository and readiness check, whatever the dialect (src/store). */
-  plants: PlantRepository;
-  /** The change feed GET /plants/events serves (src/store builds it over the same store). */
-  feed: PlantFeed;
+  /** The registered resources, each with its parts over the store (src/store builds them, whatever the dialect). */
+  resources: readonly Mounted[];
+  /** The scopes a token may grant and the one each request needs, from the resources (src/resources.ts). */
+  access: Access;
   readiness: Readiness;
   lifecycle: Lifecycle;
   /** Absent when METRICS_PORT=0: then not one instrument runs. */
@@ -44,13 +40,16 @@ export type AppDeps = {
 
 // The paths publicRoutes serves, matched as Express matches routes: any case, with or without a trailing slash.
 const PUBLIC_PATH = /^\/(?:healthz|readyz|openapi\.json|docs)(?:\/|$)/i;
-// The change stream: open for as long as its client reads, so never counted as a request waiting in line.
-const EVENTS_PATH = /^\/plants\/events\/?$/i;
-// Its OPTIONS routes: /plants, /plants/events and /plants/{id}. Other OPTIONS requests continue down the chain (to 401 or 404).
-const PLANT_PATH = /^\/plants(?:\/[^/]+)?\/?$/i;
+
+/** Whether a path matches one of the patterns; with one pattern, that pattern's own test. */
+function anyOf(patterns: readonly RegExp[]): (path: string) => boolean {
+  const [only] = patterns;
+  if (patterns.length === 1 && only !== undefined) return (path) => only.test(path);
+  return (path) => patterns.some((pattern) => pattern.test(path));
+}
 
 /** Builds the whole HTTP app from its dependencies; reads no environment and listens on nothing. */
-export function createApp({ config, logger, plants, feed, readiness, lifecycle, metrics, tokens, rateLimitStore }: AppDeps): Express {
+export function createApp({ config, logger, resources, access, readiness, lifecycle, metrics, tokens, rateLimitStore }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -82,37 +81,39 @@ export function createApp({ config, logger, plants, feed, readiness, lifecycle, 
   );
 
   // The public routes: no token, never shed or limited. Their own router is entered only for their paths, so a
-  // request for /plants skips them all in one step.
+  // request for a resource skips them all in one step.
   const publicRoutes = express.Router();
   healthRoutes(publicRoutes, { readiness, lifecycle });
-  const openApiDocument = buildOpenApiDocument();
+  const openApiDocument = buildOpenApiDocument(resources.map(({ resource }) => resource));
   publicRoutes.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument);
   });
   if (config.docsEnabled) docsRoutes(publicRoutes);
-  publicRoutes.options('/plants', allowedMethods(PLANTS_ALLOW));
-  publicRoutes.options('/plants/events', allowedMethods(EVENTS_ALLOW));
-  publicRoutes.options('/plants/:id', allowedMethods(PLANT_ALLOW));
+  // Each resource's OPTIONS answers; other OPTIONS requests continue down the chain (to 401 or 404).
+  for (const { resource } of resources) for (const { path, allow } of resource.options) publicRoutes.options(path, allowedMethods(allow));
+  const resourcePath = anyOf(resources.map(({ resource }) => resource.paths));
   app.use((req, res, next) => {
-    if (req.method === 'OPTIONS' ? PLANT_PATH.test(req.path) : PUBLIC_PATH.test(req.path)) publicRoutes(req, res, next);
+    if (req.method === 'OPTIONS' ? resourcePath(req.path) : PUBLIC_PATH.test(req.path)) publicRoutes(req, res, next);
     else next();
   });
 
   // Health checks stay answerable under overload; everything after this may be shed. One router layer again.
-  const auth = createAuth(config, tokens, logger);
+  const auth = createAuth(config, tokens, logger, access);
+  // Change streams: open for as long as their clients read, so never counted as requests waiting in line.
+  const stream = anyOf(resources.flatMap(({ resource }) => (resource.streams === undefined ? [] : [resource.streams])));
   app.use(
     inSequence(
-      ...(config.loadShedLagMs > 0 ? [loadShedding(config.loadShedLagMs, (req) => EVENTS_PATH.test(req.path))] : []),
+      ...(config.loadShedLagMs > 0 ? [loadShedding(config.loadShedLagMs, (req) => stream(req.path))] : []),
       auth.identify,
       ...(config.rateLimitPerMinute > 0 ? [rateLimitPerMinute(config.rateLimitPerMinute, readCredentials, rateLimitStore)] : []),
       auth.authorize,
     ),
   );
 
-  const controller = new PlantController(new PlantService(plants), feed, (req) => grants(req, 'plants:read'), readLease);
-  plantRoutes(app, controller, jsonBody(config.bodyLimitBytes), methodNotAllowed);
+  const kit: RouteKit = { readBody: jsonBody(config.bodyLimitBytes), methodNotAllowed, grants, leaseOf: readLease };
+  for (const { parts } of resources) parts.routes(app, kit);
 
-  app.use(notFound);
+  app.use(notFound(resources.flatMap(({ resource }) => resource.served)));
   app.use(errorMiddleware(logger));
   return app;
 }

@@ -1,24 +1,41 @@
 /**
  * The responses, headers and parameters the OpenAPI document repeats across operations: each error status with
- * the catalogue's rows for it, the headers that come with them, and a parameter from its zod schema. Built from
- * the catalogue, so the document cannot list a code the service does not answer. On the ground floor, so each
- * resource writes its paths beside its routes (src/plants/plant.openapi.ts) and src/openapi.ts only assembles.
+ * the catalogue's rows for it, the headers that come with them, and a parameter from its zod schema. Each
+ * operation lists the causes it can meet beside its route; the responses are built from the catalogue, so the
+ * document cannot list a code the service does not answer. On the ground floor, so each resource writes its
+ * paths beside its routes (src/plants/plant.openapi.ts) and src/openapi.ts only assembles.
  */
 import { z } from 'zod';
 import { catalogue, type Reason } from './errors';
 
 export type JsonSchema = Record<string, unknown>;
 
-// Causes only some operations can meet; every other row of a status is documented for every plant operation.
-const BODY_ONLY: readonly Reason[] = ['malformed_json', 'body_not_object', 'unsupported_media_type', 'unsupported_charset', 'body_too_large', 'invalid_field', 'id_conflict', 'nesting_too_deep'];
-const PARAMETERS_ONLY: readonly Reason[] = ['invalid_parameter', 'plant_not_found'];
-// Only the change feed opens streams.
-const FEED_ONLY: readonly Reason[] = ['too_many_streams'];
+/** What every operation behind the token can answer, whatever its resource: the edges, auth, limits, failures. */
+export const REQUEST_ERRORS: readonly Reason[] = [
+  'malformed_request',
+  'missing_credentials',
+  'invalid_token',
+  'token_expired',
+  'insufficient_scope',
+  'method_not_allowed',
+  'request_timeout',
+  'rate_limited',
+  'headers_too_large',
+  'internal',
+  'store_unavailable',
+  'shutting_down',
+  'overloaded',
+  'auth_unavailable',
+];
 
-export function errorResponse(status: number, extra: Record<string, unknown> = {}, skip: readonly Reason[] = [...PARAMETERS_ONLY, ...FEED_ONLY]): JsonSchema {
-  const rows = Object.entries(catalogue)
-    .filter(([reason, row]) => row.status === status && !skip.includes(reason as Reason))
-    .map(([, row]) => row);
+/** What the JSON body parser refuses (src/http/json-body.ts): only operations that read a body. */
+export const BODY_ERRORS: readonly Reason[] = ['malformed_json', 'body_not_object', 'unsupported_media_type', 'unsupported_charset', 'body_too_large', 'nesting_too_deep'];
+
+// Node's HTTP parser refuses these before the app runs, for any operation; src/http/http-edges.ts answers them
+// in the Error body (headers over 16 KiB, headers or request too slow).
+export const PARSER_ERRORS: readonly Reason[] = ['request_timeout', 'headers_too_large'];
+
+function errorResponse(status: number, rows: readonly { code: number; message: string }[], extra: Record<string, unknown>): JsonSchema {
   return {
     // Descriptions are CommonMark: "<token>" unescaped would be read as an HTML tag and vanish from /docs.
     description: rows.map((row) => `${row.code}: ${row.message.replace(/[<>]/g, (bracket) => `\\${bracket}`)}`).join(' | '),
@@ -36,29 +53,31 @@ export function errorResponse(status: number, extra: Record<string, unknown> = {
   };
 }
 
-// Node's HTTP parser refuses these before the app runs, for any operation; src/http/http-edges.ts answers them
-// in the Error body (headers over 16 KiB, headers or request too slow).
-export function parserErrors(skip?: readonly Reason[]): Record<string, JsonSchema> {
-  return { '408': errorResponse(408, {}, skip), '431': errorResponse(431, {}, skip) };
+/** The headers that come with an error status: the challenges, Allow, Retry-After. */
+function headersOf(status: number, scope: string | undefined): Record<string, unknown> {
+  if (status === 401) return { headers: challenge };
+  if (status === 403 && scope !== undefined) return { headers: scopeChallenge(scope) };
+  if (status === 405) return { headers: { Allow: { schema: { type: 'string' } } } };
+  if (status === 429 || status === 503) return { headers: retryAfter };
+  return {};
 }
 
-// The error responses of a read or delete: no body, so none of the body's causes.
-export function parameterErrors(scope: 'plants:read' | 'plants:write'): Record<string, JsonSchema> {
-  const skip = [...BODY_ONLY, ...FEED_ONLY];
-  return {
-    '400': errorResponse(400, {}, skip),
-    '401': errorResponse(401, { headers: challenge }, skip),
-    '403': errorResponse(403, { headers: scopeChallenge(scope) }, skip),
-    '404': errorResponse(404, {}, skip),
-    '405': errorResponse(405, { headers: { Allow: { schema: { type: 'string' } } } }, skip),
-    ...parserErrors(skip),
-    '429': errorResponse(429, { headers: retryAfter }, skip),
-    '500': errorResponse(500, {}, skip),
-    '503': errorResponse(503, { headers: retryAfter }, skip),
-  };
+/**
+ * The error responses of an operation from the causes it lists, one response per status with its rows in the
+ * catalogue's order. `scope`: the one the operation needs, named in its 403's challenge.
+ */
+export function errorResponses(reasons: readonly Reason[], scope?: string): Record<string, JsonSchema> {
+  const byStatus = new Map<number, { code: number; message: string }[]>();
+  for (const [reason, row] of Object.entries(catalogue)) {
+    if (!reasons.includes(reason as Reason)) continue;
+    const rows = byStatus.get(row.status) ?? [];
+    rows.push(row);
+    byStatus.set(row.status, rows);
+  }
+  return Object.fromEntries([...byStatus].map(([status, rows]) => [String(status), errorResponse(status, rows, headersOf(status, scope))]));
 }
 
-export const challenge = {
+const challenge = {
   'WWW-Authenticate': {
     description: 'Bearer realm="plants", with error="invalid_token" when a token was presented (RFC 6750).',
     schema: { type: 'string' },
@@ -66,7 +85,7 @@ export const challenge = {
 };
 
 /** The 403 of an operation whose token lacks the scope it needs. */
-export function scopeChallenge(scope: 'plants:read' | 'plants:write'): JsonSchema {
+function scopeChallenge(scope: string): JsonSchema {
   return {
     'WWW-Authenticate': {
       description: `Bearer realm="plants", error="insufficient_scope", scope="${scope}": the scope this operation needs (RFC 6750 §3.1).`,
@@ -74,8 +93,6 @@ export function scopeChallenge(scope: 'plants:read' | 'plants:write'): JsonSchem
     },
   };
 }
-
-export const noStore = { 'Cache-Control': { description: 'no-store: plants change; no cache may keep them.', schema: { const: 'no-store' } } };
 
 export const retryAfter = {
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer', minimum: 0 } },

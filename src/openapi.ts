@@ -1,17 +1,19 @@
 /**
- * The OpenAPI 3.1 document of the whole service. It only assembles: each resource writes its paths beside its
- * routes (src/plants/plant.openapi.ts), the webhooks theirs (src/webhooks/webhook.openapi.ts); the service's own
- * paths are below. The shared responses, headers and parameters are in openapi-responses.ts.
+ * The OpenAPI 3.1 document of the whole service. It only assembles: each registered resource gives its paths,
+ * schemas and webhooks (src/resource.ts; the plants' beside their routes, src/plants/plant.openapi.ts), the
+ * webhooks subsystem how a delivery is documented (src/webhooks/webhook.openapi.ts); the service's own paths are
+ * below. The shared responses, headers and parameters, and the errors each operation lists, are in
+ * openapi-responses.ts.
  */
 import { z } from 'zod';
-import { errorResponse, parserErrors, retryAfter, type JsonSchema } from './openapi-responses';
-import { PLANTS_TAG, plantPaths } from './plants/plant.openapi';
-import { errorSchema, fieldErrorSchema, newPlantSchema, plantIdSchema, plantPatchSchema, plantSchema, storedPlantSchema } from './plants/plant.schemas';
-import { newPlantWebhookDocument } from './webhooks/webhook.openapi';
+import { errorSchema, fieldErrorSchema } from './error.schemas';
+import { errorResponses, PARSER_ERRORS, type JsonSchema } from './openapi-responses';
+import type { Resource } from './resource';
+import { webhookOperation } from './webhooks/webhook.openapi';
 
-function componentSchemas(): Record<string, JsonSchema> {
+function componentSchemas(resources: readonly Resource[]): Record<string, JsonSchema> {
   const registry = z.registry<{ id: string }>();
-  for (const schema of [newPlantSchema, plantPatchSchema, plantSchema, storedPlantSchema, errorSchema, fieldErrorSchema]) {
+  for (const schema of [...resources.flatMap((resource) => resource.openapi.schemas), errorSchema, fieldErrorSchema]) {
     registry.add(schema, { id: String(schema.meta()?.id) });
   }
   const { schemas } = z.toJSONSchema(registry, {
@@ -21,11 +23,7 @@ function componentSchemas(): Record<string, JsonSchema> {
     unrepresentable: 'any',
     uri: (id) => `#/components/schemas/${id}`,
     override: (ctx) => {
-      // The id reaches zod as number or bigint; on the wire it is a JSON integer.
-      if (ctx.zodSchema === plantIdSchema) {
-        delete ctx.jsonSchema.anyOf;
-        Object.assign(ctx.jsonSchema, { type: 'integer', format: 'int64' });
-      }
+      for (const resource of resources) resource.openapi.override?.(ctx.zodSchema as unknown as z.ZodType, ctx.jsonSchema);
     },
   });
   return Object.fromEntries(
@@ -33,18 +31,18 @@ function componentSchemas(): Record<string, JsonSchema> {
   );
 }
 
-const TAGS = [PLANTS_TAG, { name: 'service', description: 'Health, readiness and this document; no token needed.' }];
+const SERVICE_TAG = { name: 'service', description: 'Health, readiness and this document; no token needed.' };
 
 /**
  * The last pass over the document, so operations added anywhere get a tag without an edit here: their first
- * path segment when it names a tag ("plants"), otherwise "service". Summaries and operationIds are checked by
+ * path segment when it names a tag (a resource's name), otherwise "service". Summaries and operationIds are checked by
  * the lint in tests/api/openapi-lint.test.ts.
  */
 // A path item also holds `parameters`, `summary` and the like; only these keys are operations.
 const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 
 function finish(document: JsonSchema): JsonSchema {
-  const known = new Set(TAGS.map((tag) => tag.name));
+  const known = new Set((document.tags as { name: string }[]).map((tag) => tag.name));
   for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, JsonSchema>>)) {
     const segment = path.split('/')[1] ?? '';
     for (const [key, operation] of Object.entries(item)) {
@@ -67,7 +65,7 @@ function servicePaths(): Record<string, JsonSchema> {
             description: 'The process is up.',
             content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' } }, required: ['status'] } } },
           },
-          ...parserErrors(),
+          ...errorResponses(PARSER_ERRORS),
         },
       },
     },
@@ -81,8 +79,7 @@ function servicePaths(): Record<string, JsonSchema> {
             description: 'The store is reachable and migrated.',
             content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ready' } }, required: ['status'] } } },
           },
-          ...parserErrors(),
-          '503': errorResponse(503, { headers: retryAfter }),
+          ...errorResponses([...PARSER_ERRORS, 'store_unavailable', 'shutting_down', 'overloaded', 'auth_unavailable']),
         },
       },
     },
@@ -93,7 +90,7 @@ function servicePaths(): Record<string, JsonSchema> {
         security: [],
         responses: {
           '200': { description: 'This document.', content: { 'application/json': { schema: { type: 'object' } } } },
-          ...parserErrors(),
+          ...errorResponses(PARSER_ERRORS),
         },
       },
     },
@@ -101,7 +98,7 @@ function servicePaths(): Record<string, JsonSchema> {
 }
 
 /** The OpenAPI 3.1 document of the whole service: the published contract plus every status, code and bound we add. */
-export function buildOpenApiDocument(): JsonSchema {
+export function buildOpenApiDocument(resources: readonly Resource[]): JsonSchema {
   return finish({
     openapi: '3.1.0',
     info: {
@@ -112,7 +109,7 @@ export function buildOpenApiDocument(): JsonSchema {
     },
     // Relative, so the document holds wherever a proxy mounts the service (the /docs page resolves it under its prefix).
     servers: [{ url: '/' }],
-    tags: TAGS,
+    tags: [...resources.map(({ name, description }) => ({ name, description })), SERVICE_TAG],
     components: {
       securitySchemes: {
         bearerAuth: {
@@ -120,13 +117,13 @@ export function buildOpenApiDocument(): JsonSchema {
           scheme: 'bearer',
           bearerFormat: 'JWT',
           description:
-            'A JWT access token from the identity provider (AUTH_JWKS_URL), whose `scope` or `scp` claim grants plants:read and/or plants:write; or a static token (AUTH_TOKENS, AUTH_TOKENS_FILE) with the scopes its line lists. Each operation lists the scope it needs.',
+            `A JWT access token from the identity provider (AUTH_JWKS_URL), whose \`scope\` or \`scp\` claim grants ${resources.flatMap((resource) => resource.scopes).join(' and/or ')}; or a static token (AUTH_TOKENS, AUTH_TOKENS_FILE) with the scopes its line lists. Each operation lists the scope it needs.`,
         },
       },
-      schemas: componentSchemas(),
+      schemas: componentSchemas(resources),
     },
     security: [{ bearerAuth: [] }],
-    webhooks: newPlantWebhookDocument(),
-    paths: { ...plantPaths(), ...servicePaths() },
+    webhooks: Object.assign({}, ...resources.map((resource) => resource.openapi.webhooks?.(webhookOperation) ?? {})) as JsonSchema,
+    paths: Object.assign({}, ...resources.map((resource) => resource.openapi.paths()), servicePaths()) as JsonSchema,
   });
 }

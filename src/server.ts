@@ -6,9 +6,9 @@
 import './node-version';
 // Then: from the moment it is loaded no SIGHUP can end the process (src/hangup.ts).
 import { logHangupsWith } from './hangup';
-import { ConfigError, loadConfig, type Config } from './config';
+import { ConfigError, type Config } from './config';
 import { createLogger, exitAfterLogFlush, type Logger } from './logger';
-import { startService, StartError } from './service';
+import { loadServiceConfig, startService, StartError } from './service';
 
 async function start(config: Config, logger: Logger): Promise<void> {
   process.on('uncaughtException', (err) => {
@@ -35,7 +35,7 @@ async function start(config: Config, logger: Logger): Promise<void> {
 function main(): void {
   let config: Config;
   try {
-    config = loadConfig(process.env);
+    config = loadServiceConfig(process.env);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`plant-store: ${error.message}\n`);

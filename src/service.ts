@@ -14,9 +14,12 @@ import type { SharedRateLimit } from './http/rate-limit.redis';
 import { optional, Parts, StartError, type Lifecycle, type Part } from './lifecycle';
 import type { Logger } from './logger';
 import type { Metrics, MetricsServer } from './metrics';
+import type { Resource } from './resource';
+import { accessOf, RESOURCES } from './resources';
 import { createStore, type Store, type StoreHooks } from './store';
 
 export { StartError } from './lifecycle';
+export { loadServiceConfig } from './resources';
 
 export type Service = {
   /** The public listener, `http://host:port`. */
@@ -35,7 +38,7 @@ export type Service = {
 
 export type ServiceOptions = {
   /** Builds the store instead of createStore; tests use it to run the app on a connection they provoke faults on. */
-  store?: (hooks: StoreHooks) => Store;
+  store?: (hooks: StoreHooks, resources: readonly Resource[]) => Store;
 };
 
 type MetricsPart = { instruments: Metrics; server: MetricsServer; reservedFiles: number };
@@ -78,7 +81,7 @@ function backupScheduler(sqlite: { file: string; schedule: BackupSchedule }, con
 function storePart(config: Config, logger: Logger, hooks: StoreHooks, options: ServiceOptions): Part<Store> {
   return {
     name: 'store',
-    start: () => (options.store === undefined ? createStore(config, logger, hooks) : options.store(hooks)),
+    start: () => (options.store === undefined ? createStore(config, logger, RESOURCES, hooks) : options.store(hooks, RESOURCES)),
     stop: (_deadline, store) => store.close(),
   };
 }
@@ -90,8 +93,8 @@ function background(config: Config, logger: Logger, store: Store, tokens: Static
     { name: 'token rotation', start: () => startTokenRotation(tokens, logger), stop: (_deadline, stop) => stop() } satisfies Part<() => void>,
     // PostgreSQL: reconnects and migrates when it was away at start; its close (the store part) ends that.
     { name: 'store reconnect', start: () => store.start() },
-    // Change streams end at once: their clients reconnect to another replica, and none holds the drain.
-    { name: 'change feed', start: () => store.feed.start(), stop: () => store.feed.stop() },
+    // Each resource's own (a change feed), in the order they are registered.
+    ...store.resources.flatMap(({ parts }) => parts.background ?? []),
     // Webhook attempts in flight get the drain's time; their outcomes are written before the store closes.
     { name: 'webhooks', start: () => store.webhooks?.start(), stop: (deadline) => store.webhooks?.stop(Math.max(0, deadline - Date.now())) },
     optional(backups, (sqlite) => backupScheduler(sqlite, config, logger, metrics)),
@@ -105,7 +108,8 @@ function warnGeneratedToken(config: Config, logger: Logger): void {
 
 export async function startService(config: Config, logger: Logger, options: ServiceOptions = {}): Promise<Service> {
   warnGeneratedToken(config, logger);
-  const tokens = new StaticTokenStore(config);
+  const access = accessOf(RESOURCES);
+  const tokens = new StaticTokenStore(config, access.scopes);
   const lifecycle: Lifecycle = { shuttingDown: false };
   const parts = new Parts((part, err) => logger.warn({ err, part }, `stopping the ${part} failed`));
 
@@ -114,7 +118,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
   const metrics = metricsPart?.instruments;
   const store = await parts.start(storePart(config, logger, { observer: metrics?.store, webhookObserver: metrics?.webhooks, feedObserver: metrics?.feed }, options));
   const shared = await parts.start(optional(config.redisUrl, (url) => sharedRateLimit(url, config, logger)));
-  const app = createApp({ config, logger, plants: store.plants, feed: store.feed, readiness: store.readiness, lifecycle, metrics, tokens, rateLimitStore: shared?.store });
+  const app = createApp({ config, logger, resources: store.resources, access, readiness: store.readiness, lifecycle, metrics, tokens, rateLimitStore: shared?.store });
   const http = publicListener(app, config, logger, metricsPart?.reservedFiles ?? 0);
   const address = await parts.start(http.listener);
   // Migrating after listen (PostgreSQL; SQLite has migrated in createStore): a replica waiting for another's

@@ -4,7 +4,7 @@ import { AppError } from '../errors';
 import { credentialsOf, JWT_SHAPE, readCredentials, type Credentials } from './credentials';
 import type { JwtVerifier } from './jwt-verifier';
 import type { StaticTokenSet } from './static-tokens';
-import { requiredScope } from './scopes';
+import type { Access } from './scopes';
 
 // The scheme and whatever follows it: anything presented after "Bearer " is a token, well-formed or not.
 const BEARER = /^bearer +(.*?) *$/i;
@@ -55,7 +55,7 @@ export function identify(staticTokens: () => StaticTokenSet, jwt: JwtVerifier | 
 }
 
 /** RFC 6750 §3: 401 with a Bearer challenge (error="invalid_token" once a token was presented), 403 for a missing scope. */
-export function authorize(): RequestHandler {
+export function authorize(access: Access): RequestHandler {
   return (req, _res, next) => {
     const credentials = readCredentials(req);
     if (credentials.kind === 'missing') {
@@ -67,7 +67,7 @@ export function authorize(): RequestHandler {
     if (credentials.kind === 'invalid') {
       throw new AppError(credentials.expired ? 'token_expired' : 'invalid_token', credentials.message, { headers: INVALID_TOKEN });
     }
-    const scope = requiredScope(req.method);
+    const scope = access.scopeOf(req.method, req.path);
     if (scope !== undefined && !credentials.scopes.has(scope)) {
       throw new AppError('insufficient_scope', `This token lacks the ${scope} scope, which ${req.method} needs.`, {
         headers: { 'WWW-Authenticate': `${REALM}, error="insufficient_scope", scope="${scope}"` },

@@ -1,14 +1,17 @@
 // Authentication and authorisation: static tokens (reloadable, stored as digests), OIDC JWT access tokens
-// checked against the provider's JWKS, and the scope each method needs. It owns the Credentials of a request;
+// checked against the provider's JWKS, and the scope each request needs (given as data: the resources declare
+// their scopes, src/resource.ts). It owns the Credentials of a request;
 // it must never log, echo or store a presented token, and never block a static-token request on the network.
 import type { RequestHandler } from 'express';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import { authorize, identify } from './auth.middleware';
+import type { Access } from './scopes';
 import type { StaticTokenStore } from './token-store';
 
 export { grants, readCredentials, readLease, type Credentials } from './credentials';
 export type { LapseReason, Lease } from './lease';
+export { scopeList, type Access, type Scope } from './scopes';
 export { startTokenRotation } from './token-rotation';
 export { StaticTokenStore } from './token-store';
 
@@ -17,9 +20,9 @@ const JWKS_MAX_AGE_MS = 10 * 60_000;
 
 export type Auth = { identify: RequestHandler; authorize: RequestHandler };
 
-export function createAuth(config: Pick<Config, 'oidc'>, tokens: StaticTokenStore, logger: Logger): Auth {
+export function createAuth(config: Pick<Config, 'oidc'>, tokens: StaticTokenStore, logger: Logger, access: Access): Auth {
   const { oidc } = config;
-  if (oidc === undefined) return { identify: identify(tokens.current, undefined), authorize: authorize() };
+  if (oidc === undefined) return { identify: identify(tokens.current, undefined), authorize: authorize(access) };
   // jose and undici load only with OIDC configured: a static-token deployment does not carry their memory.
   /* eslint-disable @typescript-eslint/no-require-imports */
   const { ALGORITHMS, JwtVerifier } = require('./jwt-verifier') as typeof import('./jwt-verifier');
@@ -30,6 +33,7 @@ export function createAuth(config: Pick<Config, 'oidc'>, tokens: StaticTokenStor
     audience: oidc.audience,
     clockToleranceS: oidc.clockToleranceS,
     unavailableRetryAfterS: oidc.jwksCooldownS,
+    scopes: new Set(access.scopes),
     keys: new JwksCache({
       url: oidc.jwksUrl,
       cooldownMs: oidc.jwksCooldownS * 1000,
@@ -39,5 +43,5 @@ export function createAuth(config: Pick<Config, 'oidc'>, tokens: StaticTokenStor
       logger,
     }),
   });
-  return { identify: identify(tokens.current, jwt), authorize: authorize() };
+  return { identify: identify(tokens.current, jwt), authorize: authorize(access) };
 }

@@ -16,6 +16,8 @@ export type JwtOptions = {
   keys: JwksCache;
   /** Retry-After of the 503 answered while no key set was ever fetched: when the next fetch may be tried. */
   unavailableRetryAfterS: number;
+  /** The scopes the resources declare; a token's others are ignored. */
+  scopes: ReadonlySet<string>;
   now?: () => number;
 };
 
@@ -160,7 +162,7 @@ export class JwtVerifier {
     // Accepted until exp plus the tolerance, so a stream opened with it ends when a new request with it is refused.
     const expiresAtMs = (Number(payload.exp) + clockToleranceS) * 1000;
     const lease = expiringLease(expiresAtMs, this.now);
-    const credentials = { kind: 'valid', caller: `sub:${sub}`, rateKey: `jwt:${String(payload.iss)} ${sub}`, scopes: scopesOfClaims(payload), lease } as const;
+    const credentials = { kind: 'valid', caller: `sub:${sub}`, rateKey: `jwt:${String(payload.iss)} ${sub}`, scopes: scopesOfClaims(payload, this.options.scopes), lease } as const;
     if (this.verified.size >= VERIFIED_MAX) this.verified.delete(this.verified.keys().next().value as string);
     this.verified.set(token, { credentials, expiresAtMs, keysVersion });
     return credentials;

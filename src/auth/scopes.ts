@@ -1,37 +1,27 @@
-/** The two scopes of the API, and which one a request needs: decided by method alone, before routing. */
-export const SCOPES = ['plants:read', 'plants:write'] as const;
-export type Scope = (typeof SCOPES)[number];
+/**
+ * Scopes as data: auth knows no scope by name. The resources declare theirs and which each request needs
+ * (src/resource.ts); the composition root hands the union and the rule to auth as an Access.
+ */
+export type Scope = string;
 
-export const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
+/** The scopes a token may grant, and the one a request needs (undefined: none, routing answers). */
+export type Access = {
+  scopes: readonly Scope[];
+  scopeOf(method: string, path: string): Scope | undefined;
+};
 
-export function isScope(value: string): value is Scope {
-  return (SCOPES as readonly string[]).includes(value);
-}
-
-/** GET/HEAD read, POST/PATCH/DELETE write; other methods need no scope and reach routing (which answers 405). */
-export function requiredScope(method: string): Scope | undefined {
-  switch (method) {
-    case 'GET':
-    case 'HEAD':
-      return 'plants:read';
-    case 'POST':
-    case 'PATCH':
-    case 'DELETE':
-      return 'plants:write';
-    default:
-      return undefined;
-  }
-}
+/** How a refusal names the known scopes: "a and b". */
+export const scopeList = (scopes: readonly Scope[]): string => scopes.join(' and ');
 
 /**
  * RFC 9068 puts granted scopes in `scope` (space-separated); Okta writes `scp` as an array, Entra ID as a
- * space-separated string. Any of those forms counts; scopes this API does not know are ignored.
+ * space-separated string. Any of those forms counts; scopes no resource declares are ignored.
  */
-export function scopesOfClaims(claims: Record<string, unknown>): ReadonlySet<Scope> {
+export function scopesOfClaims(claims: Record<string, unknown>, known: ReadonlySet<Scope>): ReadonlySet<Scope> {
   const granted = new Set<Scope>();
   for (const claim of [claims.scope, claims.scp]) {
     const values = typeof claim === 'string' ? claim.split(' ') : Array.isArray(claim) ? claim : [];
-    for (const value of values) if (typeof value === 'string' && isScope(value)) granted.add(value);
+    for (const value of values) if (typeof value === 'string' && known.has(value)) granted.add(value);
   }
   return granted;
 }

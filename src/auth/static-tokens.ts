@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { MIN_TOKEN_LENGTH, TOKEN_SYNTAX } from '../config';
 import type { Credentials } from './credentials';
 import type { Lease } from './lease';
-import { ALL_SCOPES, isScope, type Scope } from './scopes';
+import { scopeList, type Scope } from './scopes';
 
 type ValidCredentials = Extract<Credentials, { kind: 'valid' }>;
 
@@ -26,14 +26,14 @@ function entry({ digest, caller, scopes }: Line, leaseOf: LeaseOf): Entry {
 
 /**
  * One line of AUTH_TOKENS_FILE: `<token>` or `sha256:<64 hex digits>`, then optional scopes separated by
- * spaces (none means both). `position` is the token's 1-based place among all static tokens, the caller
+ * spaces (none means every scope). `position` is the token's 1-based place among all static tokens, the caller
  * name of a plain-text token in logs; a digest line is named by the digest's first 8 hex digits.
  */
-function parseLine(line: string, where: string, position: number): Line {
+function parseLine(line: string, where: string, position: number, known: readonly Scope[], all: ReadonlySet<Scope>): Line {
   const [secret = '', ...scopeNames] = line.split(/\s+/);
-  const unknown = scopeNames.find((name) => !isScope(name));
-  if (unknown !== undefined) throw new TokenFileError(`${where}: unknown scope "${unknown}"; the scopes are plants:read and plants:write`);
-  const scopes = scopeNames.length === 0 ? ALL_SCOPES : new Set(scopeNames as Scope[]);
+  const unknown = scopeNames.find((name) => !known.includes(name));
+  if (unknown !== undefined) throw new TokenFileError(`${where}: unknown scope "${unknown}"; the scopes are ${scopeList(known)}`);
+  const scopes = scopeNames.length === 0 ? all : new Set(scopeNames);
   const digestLine = DIGEST_LINE.exec(secret);
   if (digestLine?.[1] !== undefined) {
     const hex = digestLine[1].toLowerCase();
@@ -48,7 +48,7 @@ function parseLine(line: string, where: string, position: number): Line {
 }
 
 /** The file's tokens; throws TokenFileError naming AUTH_TOKENS_FILE and the line at fault. */
-export function readTokenFile(file: string, firstPosition: number): Line[] {
+export function readTokenFile(file: string, firstPosition: number, known: readonly Scope[], all: ReadonlySet<Scope>): Line[] {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -59,7 +59,7 @@ export function readTokenFile(file: string, firstPosition: number): Line[] {
   text.split(/\r?\n/).forEach((raw, index) => {
     const line = raw.trim();
     if (line === '' || line.startsWith('#')) return;
-    tokens.push(parseLine(line, `AUTH_TOKENS_FILE line ${index + 1}`, firstPosition + tokens.length));
+    tokens.push(parseLine(line, `AUTH_TOKENS_FILE line ${index + 1}`, firstPosition + tokens.length, known, all));
   });
   if (tokens.length === 0) throw new TokenFileError(`AUTH_TOKENS_FILE: ${file} holds no token`);
   return tokens;
@@ -92,9 +92,14 @@ export class StaticTokenSet {
   }
 }
 
-/** AUTH_TOKENS (plain text, both scopes) followed by the lines of AUTH_TOKENS_FILE, if set. */
-export function loadStaticTokens(source: { authTokens: readonly string[]; authTokensFile: string | undefined }, leaseOf: LeaseOf): StaticTokenSet {
-  const fromEnv = source.authTokens.map((token, index): Line => ({ digest: sha256(token), caller: `token:${index + 1}`, scopes: ALL_SCOPES }));
-  const fromFile = source.authTokensFile === undefined ? [] : readTokenFile(source.authTokensFile, fromEnv.length + 1);
+/** AUTH_TOKENS (plain text, every scope) followed by the lines of AUTH_TOKENS_FILE, if set. */
+export function loadStaticTokens(
+  source: { authTokens: readonly string[]; authTokensFile: string | undefined },
+  scopes: readonly Scope[],
+  leaseOf: LeaseOf,
+): StaticTokenSet {
+  const all: ReadonlySet<Scope> = new Set(scopes);
+  const fromEnv = source.authTokens.map((token, index): Line => ({ digest: sha256(token), caller: `token:${index + 1}`, scopes: all }));
+  const fromFile = source.authTokensFile === undefined ? [] : readTokenFile(source.authTokensFile, fromEnv.length + 1, scopes, all);
   return new StaticTokenSet([...fromEnv, ...fromFile].map((line) => entry(line, leaseOf)));
 }

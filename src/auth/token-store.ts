@@ -17,8 +17,12 @@ export class StaticTokenStore {
   private set: StaticTokenSet;
   private readonly watchers = new Set<Watcher>();
 
-  constructor(private readonly source: StaticTokenSource) {
-    this.set = loadStaticTokens(source, this.leaseOf);
+  /** `scopes`: every scope the resources declare (a line that lists none grants them all). */
+  constructor(
+    private readonly source: StaticTokenSource,
+    private readonly scopes: readonly Scope[],
+  ) {
+    this.set = loadStaticTokens(source, scopes, this.leaseOf);
   }
 
   get file(): string | undefined {
@@ -29,7 +33,7 @@ export class StaticTokenStore {
 
   /** Re-reads AUTH_TOKENS_FILE; throws TokenFileError (keeping the old set) when it does not parse. */
   reload(): number {
-    const next = loadStaticTokens(this.source, this.leaseOf);
+    const next = loadStaticTokens(this.source, this.scopes, this.leaseOf);
     this.set = next;
     for (const watcher of [...this.watchers]) if (!this.grants(watcher)) this.lapse(watcher);
     return next.size;

@@ -17,7 +17,7 @@ import { webhookSettings, webhookVariables } from './webhooks';
 export { ConfigError } from './config-error';
 export type { DatabaseTarget } from './fields';
 export { MIN_TOKEN_LENGTH, TOKEN_SYNTAX, type TokenSource } from './auth';
-export { WEBHOOK_EVENT_TYPES, type WebhookConfig, type WebhookEventType, type WebhookSubscriber } from './webhooks';
+export { checkEventTypes, type WebhookConfig, type WebhookSubscriber } from './webhooks';
 
 /**
  * Every variable the service reads, in the order of the slices; a slice that reads another's variable names the

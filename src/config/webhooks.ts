@@ -4,9 +4,6 @@ import { z } from 'zod';
 import { ConfigError } from './config-error';
 import { integer, list, retrySchedule, webhookSecrets, type Parsed } from './fields';
 
-export const WEBHOOK_EVENT_TYPES = ['plant.created', 'plant.updated', 'plant.deleted'] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
-
 export const webhookVariables = {
   WEBHOOK_URLS: list.optional().describe(
     'New-plant webhook subscribers: `http` or `https` URLs, comma-separated, without user or password. Set with `WEBHOOK_SECRET`, or not at all: unset, no webhook runs and nothing is stored.',
@@ -59,12 +56,16 @@ function parseSubscriber(url: string) {
   return Object.freeze({ url, origin: parsed.origin, host: parsed.host, path: `${parsed.pathname}${parsed.search}` });
 }
 
-function eventTypes(names: string[]): WebhookEventType[] {
-  const events = [...new Set(names)];
-  const unknown = events.find((type) => !(WEBHOOK_EVENT_TYPES as readonly string[]).includes(type));
-  if (unknown !== undefined) throw new ConfigError(`WEBHOOK_EVENTS: "${unknown}" is not a type; use ${WEBHOOK_EVENT_TYPES.join(', ')}`);
-  if (events.length === 0) throw new ConfigError(`WEBHOOK_EVENTS: name at least one of ${WEBHOOK_EVENT_TYPES.join(', ')}`);
-  return events as WebhookEventType[];
+/**
+ * WEBHOOK_EVENTS against the change types the registered resources declare: config cannot know them (it imports
+ * no resource), so the composition root calls this once the environment has parsed (src/resources.ts).
+ */
+export function checkEventTypes(config: { webhooks?: { events: readonly string[] } }, known: readonly string[]): void {
+  const events = config.webhooks?.events;
+  if (events === undefined) return;
+  const unknown = events.find((type) => !known.includes(type));
+  if (unknown !== undefined) throw new ConfigError(`WEBHOOK_EVENTS: "${unknown}" is not a type; use ${known.join(', ')}`);
+  if (events.length === 0) throw new ConfigError(`WEBHOOK_EVENTS: name at least one of ${known.join(', ')}`);
 }
 
 /** Subscribers and how to reach them; undefined when no webhook is configured. */
@@ -83,8 +84,8 @@ function resolveWebhooks(env: Parsed<typeof webhookVariables>) {
     retryScheduleMs: env.WEBHOOK_RETRY_SCHEDULE,
     retentionHours: env.WEBHOOK_RETENTION_HOURS,
     connections: env.WEBHOOK_CONNECTIONS,
-    /** WEBHOOK_EVENTS: plant.created, plant.updated and/or plant.deleted. */
-    events: eventTypes(env.WEBHOOK_EVENTS),
+    /** WEBHOOK_EVENTS, each once: types the resources declare (checked by checkEventTypes). */
+    events: [...new Set(env.WEBHOOK_EVENTS)],
   });
 }
 

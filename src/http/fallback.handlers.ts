@@ -17,6 +17,10 @@ export function allowedMethods(allow: string): RequestHandler {
   };
 }
 
-export const notFound: RequestHandler = (req) => {
-  throw new AppError('not_found', `There is nothing at ${req.path}; the API serves /plants and /plants/{id}.`);
-};
+/** The 404, naming what the resources serve (`/items and /items/{id}`). */
+export function notFound(served: readonly string[]): RequestHandler {
+  const what = served.join(' and ');
+  return (req) => {
+    throw new AppError('not_found', `There is nothing at ${req.path}; the API serves ${what}.`);
+  };
+}

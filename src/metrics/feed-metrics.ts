@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { FeedObserver } from '../plants/plant.feed';
+import type { FeedObserver } from '../observers';
 
 // Seconds: the goal is delivery within a second of the commit, across replicas too.
 const LAG_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];

@@ -6,8 +6,7 @@
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Express, RequestHandler } from 'express';
 import type { BackupObserver } from '../backup/scheduler';
-import type { FeedObserver } from '../plants/plant.feed';
-import type { StoreObserver } from '../plants/store-observer';
+import type { FeedObserver, StoreObserver } from '../observers';
 import type { WebhookObserver } from '../webhooks';
 import { backupMetrics } from './backup-metrics';
 import { feedMetrics } from './feed-metrics';

@@ -2,6 +2,7 @@
  * One change stream's side of the feed (src/plants/plant.feed.ts): the SSE frames, and the stream's position and
  * bounded queue while its socket is full. Knows SSE framing, not Express.
  */
+import type { FeedObserver } from '../observers';
 import type { ChangeEvent } from './plant-events';
 import { deletedPlantJson, escapeLineSeparators, plantJson, type PlantFields } from './plant.json';
 
@@ -15,13 +16,7 @@ export type FeedConfig = {
 };
 
 /** What the feed reports, for src/metrics; synchronous, cheap, never throws. */
-export type FeedObserver = {
-  streams(open: number): void;
-  sent(frames: number): void;
-  cutOff(): void;
-  /** Seconds from an event's commit to the feed reading it. */
-  lag(seconds: number): void;
-};
+export type { FeedObserver } from '../observers';
 
 export type Sink = {
   write(chunk: string): boolean;

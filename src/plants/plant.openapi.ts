@@ -3,10 +3,15 @@
  * operation with its parameters, its answers and the errors it can give. src/openapi.ts assembles them with the
  * other paths; it adds each operation's tag.
  */
-import { challenge, errorResponse, noStore, parameter, parameterErrors, parserErrors, requestId, retryAfter, scopeChallenge, type JsonSchema } from '../openapi-responses';
+import { BODY_ERRORS, errorResponses, parameter, REQUEST_ERRORS, requestId, type JsonSchema } from '../openapi-responses';
 import { feedQuerySchema, listQuerySchema, plantIdParamSchema } from './plant.schemas';
 
 export const PLANTS_TAG = { name: 'plants', description: 'The store of plants; every call needs a bearer token.' };
+
+const noStore = { 'Cache-Control': { description: 'no-store: plants change; no cache may keep them.', schema: { const: 'no-store' } } };
+
+// The causes each operation can meet besides REQUEST_ERRORS, beside the operation they belong to.
+const BY_ID = ['invalid_parameter', 'not_found', 'plant_not_found'] as const;
 
 const etag = {
   ETag: {
@@ -21,7 +26,6 @@ const ifMatch = {
   description: 'Apply only if the plant\'s current ETag is one of these (strong comparison; `*` or absent: no condition). Otherwise 412 41201 and nothing changes.',
   schema: { type: 'string' },
 };
-const preconditionFailed = { '412': errorResponse(412) };
 
 /** POST /plants */
 function addPlant(): JsonSchema {
@@ -40,15 +44,7 @@ function addPlant(): JsonSchema {
         headers: { ...requestId, ...etag },
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Plant' } } },
       },
-      '400': errorResponse(400),
-      '401': errorResponse(401, { headers: challenge }),
-      '403': errorResponse(403, { headers: scopeChallenge('plants:write') }),
-      '404': errorResponse(404),
-      '405': errorResponse(405, { headers: { Allow: { schema: { type: 'string' } } } }),
-      ...parserErrors(),
-      '429': errorResponse(429, { headers: retryAfter }),
-      '500': errorResponse(500),
-      '503': errorResponse(503, { headers: retryAfter }),
+      ...errorResponses([...BODY_ERRORS, 'invalid_field', 'id_conflict', 'not_found', ...REQUEST_ERRORS], 'plants:write'),
     },
   };
 }
@@ -78,7 +74,7 @@ function listPlants(): JsonSchema {
         },
         content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/StoredPlant' } } } },
       },
-      ...parameterErrors('plants:read'),
+      ...errorResponses([...BY_ID, ...REQUEST_ERRORS], 'plants:read'),
     },
   };
 }
@@ -105,7 +101,7 @@ function showPlantById(): JsonSchema {
         content: { 'application/json': { schema: { $ref: '#/components/schemas/StoredPlant' } } },
       },
       '304': { description: 'The plant is unchanged since the ETag sent in If-None-Match.', headers: { ...requestId, ...etag } },
-      ...parameterErrors('plants:read'),
+      ...errorResponses([...BY_ID, ...REQUEST_ERRORS], 'plants:read'),
     },
   };
 }
@@ -135,16 +131,7 @@ function updatePlant(): JsonSchema {
         description: 'As 200, to a token with plants:write but not plants:read: the ETag and no body, since the stored plant holds values the caller did not send.',
         headers: { ...requestId, ...noStore, ...etag },
       },
-      '400': errorResponse(400, {}, ['id_conflict']),
-      '401': errorResponse(401, { headers: challenge }, []),
-      '403': errorResponse(403, { headers: scopeChallenge('plants:write') }, []),
-      '404': errorResponse(404, {}, []),
-      '405': errorResponse(405, { headers: { Allow: { schema: { type: 'string' } } } }, []),
-      ...parserErrors([]),
-      ...preconditionFailed,
-      '429': errorResponse(429, { headers: retryAfter }, []),
-      '500': errorResponse(500, {}, []),
-      '503': errorResponse(503, { headers: retryAfter }, ['too_many_streams']),
+      ...errorResponses([...BODY_ERRORS, 'invalid_field', ...BY_ID, 'precondition_failed', ...REQUEST_ERRORS], 'plants:write'),
     },
   };
 }
@@ -158,8 +145,7 @@ function deletePlant(): JsonSchema {
     parameters: [ifMatch],
     responses: {
       '204': { description: 'Deleted, committed and fsynced.', headers: requestId },
-      ...parameterErrors('plants:write'),
-      ...preconditionFailed,
+      ...errorResponses([...BY_ID, 'precondition_failed', ...REQUEST_ERRORS], 'plants:write'),
     },
   };
 }
@@ -189,14 +175,7 @@ function plantChanges(): JsonSchema {
         headers: { ...requestId, ...noStore },
         content: { 'text/event-stream': { schema: { type: 'string' } } },
       },
-      '400': errorResponse(400, {}, ['malformed_json', 'body_not_object', 'unsupported_media_type', 'unsupported_charset', 'body_too_large', 'invalid_field', 'id_conflict', 'nesting_too_deep']),
-      '401': errorResponse(401, { headers: challenge }, []),
-      '403': errorResponse(403, { headers: scopeChallenge('plants:read') }, []),
-      '405': errorResponse(405, { headers: { Allow: { schema: { type: 'string' } } } }, []),
-      ...parserErrors([]),
-      '429': errorResponse(429, { headers: retryAfter }, []),
-      '500': errorResponse(500, {}, []),
-      '503': errorResponse(503, { headers: retryAfter }, []),
+      ...errorResponses(['invalid_parameter', 'too_many_streams', ...REQUEST_ERRORS], 'plants:read'),
     },
   };
 }

@@ -1,4 +1,5 @@
-import type { Express, RequestHandler } from 'express';
+import type { Express } from 'express';
+import type { RouteKit } from '../resource';
 import type { PlantController } from './plant.controller';
 
 export const PLANTS_ALLOW = 'GET, HEAD, POST, OPTIONS';
@@ -11,12 +12,7 @@ const MALFORMED_CANDIDATE = /^\/plants\/[^/]*%[^/]*\/?$/i;
 
 // Registered on the app itself, not a sub-router: a router adds a matching pass to every request.
 // Express answers HEAD with the GET route, headers and no body.
-export function plantRoutes(
-  app: Express,
-  controller: PlantController,
-  readBody: RequestHandler,
-  methodNotAllowed: (allow: string) => RequestHandler,
-): void {
+export function plantRoutes(app: Express, controller: PlantController, { readBody, methodNotAllowed }: RouteKit): void {
   app.post('/plants', readBody, controller.create);
   app.get('/plants', controller.list);
   app.patch('/plants', controller.withoutId);

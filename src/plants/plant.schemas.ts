@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import type { FieldCode } from '../error.schemas';
+
+export type { FieldCode } from '../error.schemas';
 
 export const INT64_MIN = -(2n ** 63n);
 export const INT64_MAX = 2n ** 63n - 1n;
@@ -12,12 +15,6 @@ const TEXT_PATTERN = '^(?=[\\s\\S]*\\S)[^\\u0000-\\u001F\\u007F]*$';
 
 const required = (rule: string) => (issue: { input?: unknown }) => (issue.input === undefined ? 'is required' : rule);
 
-/**
- * The code each field problem carries in the 400's `fields` (docs: the Errors section). Problems zod finds by
- * itself (a wrong type, a missing value) are classified by the controller; the rules below name their own.
- */
-export const FIELD_CODES = ['required', 'type', 'repeated', 'out_of_range', 'too_short', 'too_long', 'blank', 'invalid_characters', 'mismatch'] as const;
-export type FieldCode = (typeof FIELD_CODES)[number];
 const rule = (message: string, code: FieldCode) => ({ message, params: { code } });
 
 // The body parser hands integers over as number (safe) or bigint (beyond 2^53); fractions stay numbers.
@@ -137,25 +134,6 @@ export const plantSchema = z
     tag: z.string().optional(),
   })
   .meta({ id: 'Plant' });
-
-export const fieldErrorSchema = z
-  .strictObject({
-    field: z.string().meta({ description: 'The property or parameter: id, name, tag, limit or after.' }),
-    code: z.enum(FIELD_CODES).meta({ description: 'The kind of problem; the same problem always gets the same code.' }),
-    message: z.string().meta({ description: 'What to fix, for a person, without the field name; may be reworded.' }),
-  })
-  .meta({ id: 'FieldError' });
-
-export const errorSchema = z
-  .object({
-    error: z.int32().meta({ description: 'Stable code, one per cause; see the table in docs/api.md.' }),
-    message: z.string().meta({ description: 'What went wrong and what to fix, for a person.' }),
-    fields: z
-      .array(fieldErrorSchema)
-      .optional()
-      .meta({ description: 'Only on field validation (40006, 40012): one entry per problem, for a form to show beside each field.' }),
-  })
-  .meta({ id: 'Error' });
 
 export const storedPlantSchema = z
   .object({

@@ -4,16 +4,16 @@ import { createPostgresPool, redactUrl, type PgPool, type PostgresOptions } from
 import { assertWritable } from '../db/postgres-health';
 import { listenPostgres } from '../db/postgres-listen';
 import type { Logger } from '../logger';
-import type { ChangeSignal } from '../plants/plant-events';
-import { PlantFeed } from '../plants/plant.feed';
-import { isUnavailable, PostgresPlantRepository } from '../plants/plant.repository.postgres';
+// The classification of a driver error as "PostgreSQL unreachable" lives with the SQL that meets it.
+import { isUnavailable } from '../plants/plant.repository.postgres';
+import type { Mounted, Resource } from '../resource';
 import type { Dispatching, PostgresWebhooks } from '../webhooks';
 import type { Store, StoreConfig, StoreHooks } from './store';
 
 const RETRY_MS = 1000;
 
 /**
- * PostgreSQL as the store: a pool, the repository on it, and the migration run. When PostgreSQL cannot be
+ * PostgreSQL as the store: a pool, each resource's parts on it, and the migration run. When PostgreSQL cannot be
  * reached at start the process starts anyway (/healthz 200, /readyz and writes 503) and start() retries the
  * migration every second until it succeeds. Once migrated, an outage needs nothing from here: the pool drops
  * broken connections and makes new ones when PostgreSQL answers again. The webhook dispatcher (on the shared
@@ -21,8 +21,7 @@ const RETRY_MS = 1000;
  */
 export class PostgresStore implements Store {
   readonly pool: PgPool;
-  readonly plants: PostgresPlantRepository;
-  readonly feed: PlantFeed;
+  readonly resources: readonly Mounted[];
   readonly webhooks: Dispatching | undefined;
   private readonly dispatcher: PostgresWebhooks | undefined;
   private readonly options: PostgresOptions;
@@ -37,6 +36,7 @@ export class PostgresStore implements Store {
     url: string,
     config: StoreConfig,
     private readonly logger: Logger,
+    resources: readonly Resource[],
     hooks: StoreHooks = {},
   ) {
     this.options = {
@@ -56,19 +56,23 @@ export class PostgresStore implements Store {
             observer: hooks.webhookObserver,
           });
     /* eslint-enable @typescript-eslint/no-require-imports */
-    this.plants = new PostgresPlantRepository(this.pool, logger, this.options.statementTimeoutMs, hooks.observer, this.dispatcher?.outbox);
-    // Every replica's commits: this one's as they happen, the others' through NOTIFY plant_events (migrations/postgres/005).
-    const changes: ChangeSignal = (wake) => {
-      const local = this.plants.changes(wake);
-      const stop = listenPostgres(this.options, 'plant_events', wake, logger);
-      this.stopListening.add(stop);
-      return () => {
-        local();
-        this.stopListening.delete(stop);
-        void stop();
-      };
+    const context = {
+      pool: this.pool,
+      statementTimeoutMs: this.options.statementTimeoutMs,
+      logger,
+      hooks,
+      outbox: this.dispatcher?.outbox,
+      events: config.events,
+      listen: (channel: string, wake: () => void) => {
+        const stop = listenPostgres(this.options, channel, wake, logger);
+        this.stopListening.add(stop);
+        return () => {
+          this.stopListening.delete(stop);
+          void stop();
+        };
+      },
     };
-    this.feed = new PlantFeed(this.plants, changes, config.events, logger, hooks.feedObserver);
+    this.resources = resources.map((resource) => ({ resource, parts: resource.store.postgres(context) }));
     const dispatcher = this.dispatcher;
     this.webhooks = dispatcher && {
       start: () => {
@@ -135,7 +139,7 @@ export class PostgresStore implements Store {
   private async migrate(): Promise<void> {
     const applied = await migratePostgres(this.options, this.migrations);
     this.migrated = true;
-    this.plants.markReady();
+    for (const { parts } of this.resources) parts.markReady?.();
     this.startDispatcher();
     this.logger.info({ database: redactUrl(this.options.url), applied }, 'database ready');
   }

@@ -1,27 +1,27 @@
 /**
  * The SQLite store: one file, opened and migrated before the repository prepares its statements, with the
- * webhook outbox on the same connection so a plant and its events share one commit.
+ * webhook outbox on the same connection so a change and its events share one commit.
  */
 import { openDatabase, type Db } from '../db/database';
 import { isMigrated, loadMigrations, migrate, type Migration } from '../db/migrate';
 import { refuseLostStore, SqliteHealth } from '../db/sqlite-health';
 import type { Logger } from '../logger';
-import { PlantFeed } from '../plants/plant.feed';
-import { SqlitePlantRepository } from '../plants/plant.repository.sqlite';
+import type { Resource } from '../resource';
 import type { Store, StoreConfig, StoreHooks } from './store';
 
 /**
- * The store's parts over an open, migrated database: the repository (with its file-identity and fault guard, and
- * the webhook outbox inside its commits), the readiness check, and the webhook dispatcher. Tests call it on a
- * connection of their own to provoke faults (a read-only connection).
+ * The store's parts over an open, migrated database: each resource's parts (its repository with the
+ * file-identity and fault guard, and the webhook outbox inside its commits), the readiness check, and the webhook
+ * dispatcher. Tests call it on a connection of their own to provoke faults (a read-only connection).
  */
 export function sqliteParts(
   db: Db,
   migrations: readonly Migration[],
   config: Pick<StoreConfig, 'databaseBusyTimeoutMs' | 'webhooks' | 'events'>,
   logger: Logger,
+  resources: readonly Resource[],
   hooks: StoreHooks = {},
-): Pick<Store, 'plants' | 'feed' | 'readiness' | 'webhooks'> {
+): Pick<Store, 'resources' | 'readiness' | 'webhooks'> {
   const health = new SqliteHealth(db, logger, config.databaseBusyTimeoutMs);
   /* eslint-disable @typescript-eslint/no-require-imports */
   const webhooks =
@@ -36,10 +36,9 @@ export function sqliteParts(
           },
         );
   /* eslint-enable @typescript-eslint/no-require-imports */
-  const plants = new SqlitePlantRepository(db, logger, health, hooks.observer, webhooks?.outbox);
+  const context = { db, health, logger, hooks, outbox: webhooks?.outbox, events: config.events };
   return {
-    plants,
-    feed: new PlantFeed(plants, plants.changes, config.events, logger, hooks.feedObserver),
+    resources: resources.map((resource) => ({ resource, parts: resource.store.sqlite(context) })),
     readiness: () =>
       Promise.resolve().then(() => {
         const migrated = isMigrated(db, migrations);
@@ -51,14 +50,14 @@ export function sqliteParts(
 }
 
 /** Opens and migrates the file, refusing one that vanished since a previous run (src/db/sqlite-health.ts). */
-export function createSqliteStore(file: string, config: StoreConfig, logger: Logger, hooks: StoreHooks = {}): Store {
+export function createSqliteStore(file: string, config: StoreConfig, logger: Logger, resources: readonly Resource[], hooks: StoreHooks = {}): Store {
   refuseLostStore(file);
   const db = openDatabase(file, { busyTimeoutMs: config.databaseBusyTimeoutMs });
   const migrations = loadMigrations();
-  // Before the repository: it prepares its statements against the migrated schema.
+  // Before the repositories: they prepare their statements against the migrated schema.
   const applied = migrate(db, migrations);
   logger.info({ database: file, applied }, 'database ready');
-  return sqliteStoreOver(db, migrations, config, logger, hooks);
+  return sqliteStoreOver(db, migrations, config, logger, resources, hooks);
 }
 
 /** The store over a database already open and migrated; its close closes that connection. */
@@ -67,10 +66,11 @@ export function sqliteStoreOver(
   migrations: readonly Migration[],
   config: StoreConfig,
   logger: Logger,
+  resources: readonly Resource[],
   hooks: StoreHooks = {},
 ): Store {
   return {
-    ...sqliteParts(db, migrations, config, logger, hooks),
+    ...sqliteParts(db, migrations, config, logger, resources, hooks),
     open: () => Promise.resolve(),
     start: () => undefined,
     close: () => {

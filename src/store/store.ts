@@ -1,8 +1,6 @@
 import type { Config } from '../config';
 import type { Readiness } from '../lifecycle';
-import type { FeedObserver, PlantFeed } from '../plants/plant.feed';
-import type { PlantRepository } from '../plants/plant.repository';
-import type { StoreObserver } from '../plants/store-observer';
+import type { Mounted, ResourceHooks } from '../resource';
 import type { Dispatching, WebhookObserver } from '../webhooks';
 
 /** The variables the store reads: where the database is, how long to wait on it, and the webhook subscribers. */
@@ -11,20 +9,20 @@ export type StoreConfig = Pick<
   'database' | 'databaseBusyTimeoutMs' | 'databasePoolSize' | 'databaseStatementTimeoutMs' | 'databaseConnectTimeoutMs' | 'webhooks' | 'events'
 >;
 
-/** Instruments the store reports to; absent when metrics are off. */
-export type StoreHooks = { observer?: StoreObserver; webhookObserver?: WebhookObserver; feedObserver?: FeedObserver };
+/** Instruments the store and its resources report to; absent when metrics are off. */
+export type StoreHooks = ResourceHooks & { webhookObserver?: WebhookObserver };
 
 /**
- * What the service holds of the store, whatever the dialect: the repository and readiness check createApp needs,
- * the migration run before listening, background work after it (PostgreSQL: reconnect and migrate when it was
- * away at start), and the close at the end of the drain.
+ * What the service holds of the store, whatever the dialect: each registered resource with the parts it built
+ * over this store (its routes, its background work), the readiness check, the migration run before listening,
+ * background work after it (PostgreSQL: reconnect and migrate when it was away at start), and the close at the
+ * end of the drain.
  */
 export type Store = {
-  plants: PlantRepository;
-  /** The change feed over this store's events: started with the background work, stopped first in the drain. */
-  feed: PlantFeed;
+  /** The registered resources, in their order, each with its parts over this store (src/resource.ts). */
+  resources: readonly Mounted[];
   readiness: Readiness;
-  /** The new-plant webhook's dispatcher over this store's outbox; absent when no subscriber is configured. */
+  /** The webhook dispatcher over this store's outbox; absent when no subscriber is configured. */
   webhooks?: Dispatching;
   /** PostgreSQL: migrates, and an unreachable server is logged and left to start(); SQLite has migrated already. */
   open: () => Promise<void>;

@@ -1,14 +1,13 @@
 /**
- * The new-plant webhook: the outbox written in each create's transaction, and the dispatcher that sends,
- * signs, retries and prunes its events. The dispatcher must never block or slow a create; with no webhook
- * configured nothing here is loaded, runs or stores anything. src/store is its only caller.
+ * The webhooks: the outbox written in each change's transaction, and the dispatcher that sends, signs, retries
+ * and prunes its events. The dispatcher must never block or slow a write; with no webhook configured nothing
+ * here is loaded, runs or stores anything. src/store is its only caller.
  */
 import type { Pool } from 'pg';
 import type { ChangeOutbox } from '../change-outbox';
 import type { WebhookConfig } from '../config';
 import type { Db } from '../db/database';
 import type { Logger } from '../logger';
-import type { PostgresPlantOutbox } from '../plants/plant.outbox';
 import { urlsOf, WebhookDispatcher } from './dispatcher';
 import { PostgresOutbox } from './outbox.postgres';
 import { SqliteOutbox } from './outbox.sqlite';
@@ -19,8 +18,9 @@ export type { AttemptOutcome, WebhookBacklog, WebhookObserver } from './webhook-
 /** The dispatcher's lifecycle: started after the listener, stopped in the drain before the database closes. */
 export type Dispatching = { start(): void; stop(timeoutMs: number): Promise<void> };
 
+// The outboxes as the resources' repositories see them: the ports each implements (src/change-outbox.ts).
 export type SqliteWebhooks = Dispatching & { outbox: ChangeOutbox };
-export type PostgresWebhooks = Dispatching & { outbox: PostgresPlantOutbox };
+export type PostgresWebhooks = Dispatching & { outbox: Pick<PostgresOutbox, 'eventsOf'> & { wake: () => void } };
 
 /**
  * The SQLite outbox on the store's connection and its dispatcher. `connections.writer` is a second connection to

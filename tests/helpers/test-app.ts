@@ -3,11 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import supertest from 'supertest';
-import { loadConfig, type Config } from '../../src/config';
+import type { Config } from '../../src/config';
 import { openDatabase, type Db } from '../../src/db/database';
 import { loadMigrations, migrate } from '../../src/db/migrate';
 import type { Lifecycle } from '../../src/lifecycle';
-import { startService, type Service } from '../../src/service';
+import { loadServiceConfig, startService, type Service } from '../../src/service';
 import { sqliteStoreOver } from '../../src/store/sqlite';
 import { captureLogs, type LogLine } from './common';
 import { freePort } from './ports';
@@ -54,7 +54,7 @@ export type TestApp = {
 // jest and the client, and a busy CI machine would otherwise shed their requests. Metrics are off unless asked.
 // The drain is the production one, bounded to a second so a test that leaves a request hanging closes quickly.
 const testConfig = async (env: Record<string, string>, databaseUrl: string): Promise<Config> =>
-  loadConfig({
+  loadServiceConfig({
     AUTH_TOKENS: `${TOKEN},${OTHER_TOKEN}`,
     RATE_LIMIT_PER_MINUTE: '0',
     LOAD_SHED_LAG_MS: '0',
@@ -89,7 +89,7 @@ export async function startTestApp(
   const { rawLogs, logs, logger } = captureLogs(config);
   // The app's own connection, so a test can reach it (app.db); the service closes it at the end of its drain.
   const service = await startService(config, logger, {
-    store: (hooks) => sqliteStoreOver(db, migrations, config, logger, hooks),
+    store: (hooks, resources) => sqliteStoreOver(db, migrations, config, logger, resources, hooks),
   });
   const inspectors: Database.Database[] = [];
 

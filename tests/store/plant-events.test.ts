@@ -6,9 +6,11 @@ import { openDatabase } from '../../src/db/database';
 import { loadMigrations, migrate } from '../../src/db/migrate';
 import type { ChangeEvent, PlantEventLog } from '../../src/plants/plant-events';
 import type { PlantRepository } from '../../src/plants/plant.repository';
+import { RESOURCES } from '../../src/resources';
 import { createStore } from '../../src/store';
 import type { PostgresStore } from '../../src/store/postgres';
 import { sqliteParts } from '../../src/store/sqlite';
+import { plantRepository } from '../helpers/store-parts';
 import { captureLogs } from '../helpers/common';
 import { describeWith } from '../helpers/optional-services';
 import { uniqueId } from '../helpers/plants';
@@ -27,7 +29,7 @@ function sqliteSubject(): Promise<Subject> {
   const db = openDatabase(file, { busyTimeoutMs: 1000 });
   const migrations = loadMigrations();
   migrate(db, migrations);
-  const plants = sqliteParts(db, migrations, config(`file:${file}`), captureLogs().logger).plants as Subject['plants'];
+  const plants = plantRepository(sqliteParts(db, migrations, config(`file:${file}`), captureLogs().logger, RESOURCES));
   return Promise.resolve({
     plants,
     close: () => {
@@ -122,7 +124,7 @@ describeWith('postgres', 'change events on PostgreSQL', (server) => {
   const stores: PostgresStore[] = [];
   let database: TestDatabase;
   const openStore = async (url: string) => {
-    const store = createStore(config(url), captureLogs().logger) as PostgresStore;
+    const store = createStore(config(url), captureLogs().logger, RESOURCES) as PostgresStore;
     stores.push(store);
     await store.open();
     return store;
@@ -138,12 +140,12 @@ describeWith('postgres', 'change events on PostgreSQL', (server) => {
 
   eventsContract(async () => {
     const store = await openStore(database.url);
-    return { plants: store.plants, close: () => Promise.resolve() };
+    return { plants: plantRepository(store), close: () => Promise.resolve() };
   });
 
   it('when two replicas commit concurrently, then a reader polling all along sees every event once, in position order, with no gap', async () => {
     const [a, b] = await Promise.all([openStore(database.url), openStore(database.url)]);
-    const { last: start } = await a.plants.eventBounds();
+    const { last: start } = await plantRepository(a).eventBounds();
     const seen: ChangeEvent[] = [];
     let writing = true;
     // The reader resumes after the last position it saw, as a stream does: an event that became visible after
@@ -151,7 +153,7 @@ describeWith('postgres', 'change events on PostgreSQL', (server) => {
     const reader = (async () => {
       let after = start;
       while (writing || seen.length < 800) {
-        const events = await a.plants.readEvents(after, 50);
+        const events = await plantRepository(a).readEvents(after, 50);
         seen.push(...events);
         after = events.at(-1)?.pos ?? after;
         if (!writing && events.length === 0) break;
@@ -161,7 +163,7 @@ describeWith('postgres', 'change events on PostgreSQL', (server) => {
     // 2 replicas × 20 rounds × 20 creates, each replica's batches racing the other's.
     for (let round = 0; round < 20; round += 1) {
       await Promise.all(
-        [a, b].flatMap((store) => Array.from({ length: 20 }, () => store.plants.create({ id: BigInt(uniqueId()), name: `round ${round}` }))),
+        [a, b].flatMap((store) => Array.from({ length: 20 }, () => plantRepository(store).create({ id: BigInt(uniqueId()), name: `round ${round}` }))),
       );
     }
     writing = false;

@@ -8,9 +8,11 @@ import { loadMigrations, migrate } from '../../src/db/migrate';
 import { parseJson } from '../../src/http/parse-json';
 import { deletedPlantJson, plantBodyJson, plantJson, plantLine, plantsJson, type PlantFields } from '../../src/plants/plant.json';
 import { newPlantSchema, plantSchema, storedPlantSchema, type NewPlant } from '../../src/plants/plant.schemas';
+import { RESOURCES } from '../../src/resources';
 import { createStore } from '../../src/store';
 import type { PostgresStore } from '../../src/store/postgres';
 import { sqliteParts } from '../../src/store/sqlite';
+import { plantRepository } from '../helpers/store-parts';
 import { describeWith } from '../helpers/optional-services';
 import { createTestDatabase, outboxRows, type TestDatabase } from '../helpers/postgres';
 import { captureLogs } from '../helpers/common';
@@ -92,7 +94,7 @@ const BY_ID = [...PLANTS].sort((a, b) => (a.id < b.id ? -1 : 1));
 describe('SQLite reads (json_object) against the writer', () => {
   let dir: string;
   let close: () => void;
-  let plants: ReturnType<typeof sqliteParts>['plants'];
+  let plants: ReturnType<typeof plantRepository>;
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'plant-json-'));
@@ -101,7 +103,7 @@ describe('SQLite reads (json_object) against the writer', () => {
     const migrations = loadMigrations();
     migrate(db, migrations);
     const config = loadConfig({ DATABASE_URL: `file:${file}`, AUTH_TOKENS: 'x'.repeat(32) });
-    plants = sqliteParts(db, migrations, config, captureLogs().logger).plants;
+    plants = plantRepository(sqliteParts(db, migrations, config, captureLogs().logger, RESOURCES));
     close = () => db.close();
     await Promise.all(PLANTS.map((plant) => plants.create(plant)));
   });
@@ -137,7 +139,7 @@ describeWith('postgres', 'PostgreSQL webhook bodies (SQL) against the writer', (
       WEBHOOK_EVENTS: 'plant.created,plant.updated,plant.deleted',
     };
     // The dispatcher is never started: the outbox keeps every body as the statement wrote it.
-    store = createStore(loadConfig(env), captureLogs().logger) as PostgresStore;
+    store = createStore(loadConfig(env), captureLogs().logger, RESOURCES) as PostgresStore;
     await store.open();
   });
   afterAll(async () => {
@@ -146,11 +148,11 @@ describeWith('postgres', 'PostgreSQL webhook bodies (SQL) against the writer', (
   });
 
   it('when each plant is created, edited to its odd name and deleted, then every outbox body is the writer\'s, byte for byte', async () => {
-    await Promise.all(PLANTS.map((plant) => store.plants.create({ ...plant, name: 'before', tag: 'before' })));
-    const edited = await Promise.all(PLANTS.map(({ id, ...members }) => store.plants.update(id, { ...members, tag: members.tag ?? null })));
-    const read = await Promise.all(PLANTS.map(async (plant) => (await store.plants.findById(plant.id))?.json));
-    const listed = await store.plants.list({ limit: 1000 });
-    await Promise.all(PLANTS.map((plant) => store.plants.delete(plant.id)));
+    await Promise.all(PLANTS.map((plant) => plantRepository(store).create({ ...plant, name: 'before', tag: 'before' })));
+    const edited = await Promise.all(PLANTS.map(({ id, ...members }) => plantRepository(store).update(id, { ...members, tag: members.tag ?? null })));
+    const read = await Promise.all(PLANTS.map(async (plant) => (await plantRepository(store).findById(plant.id))?.json));
+    const listed = await plantRepository(store).list({ limit: 1000 });
+    await Promise.all(PLANTS.map((plant) => plantRepository(store).delete(plant.id)));
 
     const bodies = outboxRows(database.url).map((row) => row.payload);
 

@@ -5,8 +5,10 @@ import pg from 'pg';
 import { loadConfig } from '../../src/config';
 import { openDatabase } from '../../src/db/database';
 import { loadMigrations, migrate } from '../../src/db/migrate';
+import { RESOURCES } from '../../src/resources';
 import { createStore } from '../../src/store';
 import { sqliteParts } from '../../src/store/sqlite';
+import { plantRepository } from '../helpers/store-parts';
 import type { PostgresStore } from '../../src/store/postgres';
 import type { PlantRepository } from '../../src/plants/plant.repository';
 import { uniqueId } from '../helpers/plants';
@@ -28,7 +30,7 @@ function sqliteSubject(): Promise<Subject> {
   const { logs, logger } = capture();
   const config = loadConfig({ DATABASE_URL: `file:${file}`, AUTH_TOKENS: 'x'.repeat(32) });
   return Promise.resolve({
-    plants: sqliteParts(db, migrations, config, logger).plants,
+    plants: plantRepository(sqliteParts(db, migrations, config, logger, RESOURCES)),
     logs,
     close: () => {
       db.close();
@@ -113,10 +115,10 @@ describeWith('postgres', 'PlantRepository on PostgreSQL', (server) => {
   repositoryContract(async () => {
     database = await createTestDatabase(server);
     const { logs, logger } = capture();
-    store = createStore(loadConfig({ DATABASE_URL: database.url, AUTH_TOKENS: 'x'.repeat(32) }), logger) as PostgresStore;
+    store = createStore(loadConfig({ DATABASE_URL: database.url, AUTH_TOKENS: 'x'.repeat(32) }), logger, RESOURCES) as PostgresStore;
     await store.open();
     return {
-      plants: store.plants,
+      plants: plantRepository(store),
       logs,
       close: async () => {
         await store.close();
@@ -127,10 +129,10 @@ describeWith('postgres', 'PlantRepository on PostgreSQL', (server) => {
 
   it('when a plant is read by id, then its JSON text carries the id digit for digit', async () => {
     const id = 9223372036854775001n;
-    await store.plants.create({ id, name: 'Exact "quoted"\n', tag: 'big' });
+    await plantRepository(store).create({ id, name: 'Exact "quoted"\n', tag: 'big' });
 
-    const found = await store.plants.findById(id);
-    const missing = await store.plants.findById(id + 1n);
+    const found = await plantRepository(store).findById(id);
+    const missing = await plantRepository(store).findById(id + 1n);
 
     expect({ found, missing }).toEqual({
       found: { json: '{"id":9223372036854775001,"name":"Exact \\"quoted\\"\\n","tag":"big"}', version: expect.any(BigInt) },
@@ -141,14 +143,14 @@ describeWith('postgres', 'PlantRepository on PostgreSQL', (server) => {
   it('when plants are listed, then they come in ascending id after the cursor, by tag, at most limit', async () => {
     const base = BigInt(uniqueId()) * 1000n;
     const ids = [base + 5n, base + 1n, base + 3n, base + 2n, base + 4n];
-    await Promise.all(ids.map((id, index) => store.plants.create({ id, name: `L${index}`, ...(index % 2 === 0 ? { tag: `tag-${base}` } : {}) })));
+    await Promise.all(ids.map((id, index) => plantRepository(store).create({ id, name: `L${index}`, ...(index % 2 === 0 ? { tag: `tag-${base}` } : {}) })));
 
-    const page = await store.plants.list({ limit: 2, after: base + 1n });
-    const tagged = await store.plants.list({ limit: 10, tag: `tag-${base}` });
+    const page = await plantRepository(store).list({ limit: 2, after: base + 1n });
+    const tagged = await plantRepository(store).list({ limit: 10, tag: `tag-${base}` });
 
-    await store.plants.create({ id: -9223372036854775808n, name: 'the smallest id' });
-    const first = await store.plants.list({ limit: 1 });
-    const pastTheEnd = await store.plants.list({ limit: 5, after: 9223372036854775807n });
+    await plantRepository(store).create({ id: -9223372036854775808n, name: 'the smallest id' });
+    const first = await plantRepository(store).list({ limit: 1 });
+    const pastTheEnd = await plantRepository(store).list({ limit: 5, after: 9223372036854775807n });
 
     expect(page).toEqual({ json: `[{"id":${base + 2n},"name":"L3"},{"id":${base + 3n},"name":"L2","tag":"tag-${base}"}]`, nextAfter: base + 3n });
     expect({ first, pastTheEnd }).toEqual({
@@ -165,10 +167,10 @@ describeWith('postgres', 'PlantRepository on PostgreSQL', (server) => {
     const id = BigInt(uniqueId());
 
     const [created, deleted, recreated, deletedAgainMissing] = await Promise.all([
-      store.plants.create({ id, name: 'Before' }),
-      store.plants.delete(id),
-      store.plants.create({ id, name: 'After' }),
-      store.plants.delete(id + 1n),
+      plantRepository(store).create({ id, name: 'Before' }),
+      plantRepository(store).delete(id),
+      plantRepository(store).create({ id, name: 'After' }),
+      plantRepository(store).delete(id + 1n),
     ]);
 
     expect({ created, deleted, recreated, deletedAgainMissing }).toEqual({
@@ -177,7 +179,7 @@ describeWith('postgres', 'PlantRepository on PostgreSQL', (server) => {
       recreated: { outcome: 'created', stored: { id, name: 'After' }, version: expect.any(BigInt) },
       deletedAgainMissing: { outcome: 'missing' },
     });
-    expect((await store.plants.findById(id))?.json).toBe(`{"id":${id},"name":"After"}`);
+    expect((await plantRepository(store).findById(id))?.json).toBe(`{"id":${id},"name":"After"}`);
   });
 
   it('when the database default says synchronous_commit=off, then the service sessions still commit synchronously', async () => {
@@ -191,7 +193,7 @@ describeWith('postgres', 'PlantRepository on PostgreSQL', (server) => {
     await probe.end();
     // A fresh pool, so its sessions start after the change.
     const { logger } = capture();
-    const fresh = createStore(loadConfig({ DATABASE_URL: database.url, AUTH_TOKENS: 'x'.repeat(32) }), logger) as PostgresStore;
+    const fresh = createStore(loadConfig({ DATABASE_URL: database.url, AUTH_TOKENS: 'x'.repeat(32) }), logger, RESOURCES) as PostgresStore;
 
     const { rows } = await fresh.pool.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
     await fresh.close();

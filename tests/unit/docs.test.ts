@@ -3,6 +3,7 @@ import path from 'node:path';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config';
 import { catalogue } from '../../src/errors';
 import { buildOpenApiDocument } from '../../src/openapi';
+import { RESOURCES } from '../../src/resources';
 
 const root = path.resolve(__dirname, '..', '..');
 const apiDoc = readFileSync(path.join(root, 'docs', 'api.md'), 'utf8');
@@ -31,7 +32,7 @@ describe('the error catalogue', () => {
   });
 
   it('when compared with the OpenAPI document, then every code is documented under its status by the plant operations', () => {
-    const paths = (buildOpenApiDocument() as any).paths;
+    const paths = (buildOpenApiDocument(RESOURCES) as any).paths;
     const operations = [paths['/plants'].post, paths['/plants'].get, paths['/plants/{id}'].get, paths['/plants/{id}'].patch, paths['/plants/{id}'].delete, paths['/plants/events'].get];
     const documented = operations
       .flatMap((operation) => Object.entries(operation.responses))
@@ -45,7 +46,7 @@ describe('the error catalogue', () => {
   });
 
   it('when the read and delete operations are documented, then they list the parameter and not-found codes and none of the body codes', () => {
-    const paths = (buildOpenApiDocument() as any).paths;
+    const paths = (buildOpenApiDocument(RESOURCES) as any).paths;
     const codes = (operation: any) =>
       Object.entries(operation.responses)
         .filter(([status]) => Number(status) >= 400)

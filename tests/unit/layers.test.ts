@@ -36,7 +36,7 @@ describe('the import rules (npm run lint)', () => {
       {
         ruleId: 'import-x/no-restricted-paths',
         line: 1,
-        message: 'Unexpected path "../webhooks" imported in restricted zone. src/plants may import only src/db, the ground floor (docs/architecture.md).',
+        message: 'Unexpected path "../webhooks" imported in restricted zone. src/plants may import only src/db, src/http, src/resource.ts, the ground floor (docs/architecture.md).',
       },
     ]);
   });

@@ -3,11 +3,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { StaticTokenStore } from '../../src/auth';
+import { accessOf, RESOURCES } from '../../src/resources';
 import { errorOf as messageOf } from '../helpers/common';
 
 const PLAIN = 'p'.repeat(32);
 const HASHED = 'h'.repeat(40);
 const READ_ONLY = 'r'.repeat(36);
+// The scopes the service runs with: the registered resources'.
+const SCOPES = accessOf(RESOURCES).scopes;
 const sha256 = (token: string) => createHash('sha256').update(token).digest('hex');
 
 function tokensFile(text: string): string {
@@ -16,7 +19,7 @@ function tokensFile(text: string): string {
   return file;
 }
 
-const errorOf = (text: string): string => messageOf(() => new StaticTokenStore({ authTokens: [], authTokensFile: tokensFile(text) }));
+const errorOf = (text: string): string => messageOf(() => new StaticTokenStore({ authTokens: [], authTokensFile: tokensFile(text) }, SCOPES));
 
 const matchOf = (store: StaticTokenStore, token: string) => {
   const found = store.current().match(token);
@@ -27,7 +30,7 @@ describe('AUTH_TOKENS_FILE lines', () => {
   it('when lines hold plain tokens, digests, scopes, comments and blanks, then each token matches with its scopes', () => {
     const file = tokensFile(`# front end\r\n${PLAIN}\r\n\r\nsha256:${sha256(HASHED).toUpperCase()}\n  sha256:${sha256(READ_ONLY)}   plants:read  \n`);
 
-    const store = new StaticTokenStore({ authTokens: ['e'.repeat(32)], authTokensFile: file });
+    const store = new StaticTokenStore({ authTokens: ['e'.repeat(32)], authTokensFile: file }, SCOPES);
 
     expect({
       plain: matchOf(store, PLAIN),
@@ -57,7 +60,7 @@ describe('AUTH_TOKENS_FILE lines', () => {
     const empty = tokensFile('# nothing\n\n');
 
     expect(errorOf('# nothing\n\n')).toMatch(/^AUTH_TOKENS_FILE: .* holds no token$/);
-    expect(() => new StaticTokenStore({ authTokens: [], authTokensFile: `${empty}.missing` })).toThrow(/^AUTH_TOKENS_FILE: cannot read .*missing \(ENOENT\)$/);
+    expect(() => new StaticTokenStore({ authTokens: [], authTokensFile: `${empty}.missing` }, SCOPES)).toThrow(/^AUTH_TOKENS_FILE: cannot read .*missing \(ENOENT\)$/);
   });
 
   it('when a plain line has characters outside RFC 6750 token syntax, then loading refuses and names the line', () => {
@@ -68,7 +71,7 @@ describe('AUTH_TOKENS_FILE lines', () => {
 
   it('when the file changes to one that does not parse, then reload throws and the previous set stays', () => {
     const file = tokensFile(`${PLAIN}\n`);
-    const store = new StaticTokenStore({ authTokens: [], authTokensFile: file });
+    const store = new StaticTokenStore({ authTokens: [], authTokensFile: file }, SCOPES);
     writeFileSync(file, `${PLAIN}\nshort\n`);
 
     expect(() => store.reload()).toThrow('AUTH_TOKENS_FILE line 2: the token is shorter than 32 characters');

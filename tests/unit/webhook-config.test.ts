@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
+import { loadServiceConfig } from '../../src/resources';
 import { errorOf as messageOf } from '../helpers/common';
 
 const generate = () => 'generated-token';
@@ -107,11 +108,12 @@ describe('loadConfig: webhooks', () => {
   });
 });
 
-describe('loadConfig: WEBHOOK_EVENTS', () => {
+// The types come from the registered resources, so the composition root checks them (src/resources.ts).
+describe('loadServiceConfig: WEBHOOK_EVENTS', () => {
   const base = { AUTH_TOKENS: 'x'.repeat(32), WEBHOOK_URLS: 'http://127.0.0.1:9/hook', WEBHOOK_SECRET: `whsec_${Buffer.from('s'.repeat(32)).toString('base64')}` };
 
   it('when the three types are listed, then each is sent, once', () => {
-    expect(loadConfig({ ...base, WEBHOOK_EVENTS: 'plant.updated, plant.created,plant.deleted,plant.updated' }).webhooks?.events).toEqual([
+    expect(loadServiceConfig({ ...base, WEBHOOK_EVENTS: 'plant.updated, plant.created,plant.deleted,plant.updated' }).webhooks?.events).toEqual([
       'plant.updated',
       'plant.created',
       'plant.deleted',
@@ -119,7 +121,7 @@ describe('loadConfig: WEBHOOK_EVENTS', () => {
   });
 
   it('when an unknown type is listed, then the start fails naming the variable and the types', () => {
-    expect(() => loadConfig({ ...base, WEBHOOK_EVENTS: 'plant.created,plant.renamed' })).toThrow(
+    expect(() => loadServiceConfig({ ...base, WEBHOOK_EVENTS: 'plant.created,plant.renamed' })).toThrow(
       'WEBHOOK_EVENTS: "plant.renamed" is not a type; use plant.created, plant.updated, plant.deleted',
     );
   });

@@ -1,0 +1,33 @@
+/**
+ * The Error body every failure answers, beside the catalogue (src/errors.ts) whose codes it carries: its zod
+ * schemas, from which the OpenAPI document's Error and FieldError are generated, and the field problem codes.
+ */
+import { z } from 'zod';
+
+/**
+ * The code each field problem carries in the 400's `fields` (docs: the Errors section). Problems zod finds by
+ * itself (a wrong type, a missing value) are classified where the input is parsed (src/http/input.ts); a
+ * resource's rules name their own.
+ */
+export const FIELD_CODES = ['required', 'type', 'repeated', 'out_of_range', 'too_short', 'too_long', 'blank', 'invalid_characters', 'mismatch'] as const;
+export type FieldCode = (typeof FIELD_CODES)[number];
+
+export const fieldErrorSchema = z
+  .strictObject({
+    field: z.string().meta({ description: 'The property or parameter: id, name, tag, limit or after.' }),
+    code: z.enum(FIELD_CODES).meta({ description: 'The kind of problem; the same problem always gets the same code.' }),
+    message: z.string().meta({ description: 'What to fix, for a person, without the field name; may be reworded.' }),
+  })
+  .meta({ id: 'FieldError' });
+
+export const errorSchema = z
+  .object({
+    error: z.int32().meta({ description: 'Stable code, one per cause; see the table in docs/api.md.' }),
+    message: z.string().meta({ description: 'What went wrong and what to fix, for a person.' }),
+    fields: z
+      .array(fieldErrorSchema)
+      .optional()
+      .meta({ description: 'Only on field validation (40006, 40012): one entry per problem, for a form to show beside each field.' }),
+  })
+  .meta({ id: 'Error' });
+

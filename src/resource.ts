@@ -1,0 +1,109 @@
+/**
+ * The resource contract: everything a resource (src/plants/, one day src/gardens/) adds to the service, in one
+ * typed value. app.ts mounts its routes and OPTIONS answers, src/openapi.ts assembles its paths, schemas and
+ * webhooks, the composition root gives auth its scopes and config its event types, and src/store builds its parts
+ * per dialect through `store`. A resource is registered in one place, src/resources.ts. Types only: this file
+ * runs nothing and knows no resource.
+ */
+import type { Express, Request, RequestHandler } from 'express';
+import type { z } from 'zod';
+import type { Lease } from './auth';
+import type { Db } from './db/database';
+import type { PgPool } from './db/postgres';
+import type { SqliteHealth } from './db/sqlite-health';
+import type { EventsConfig } from './config';
+import type { Part } from './lifecycle';
+import type { Logger } from './logger';
+import type { FeedObserver, StoreObserver } from './observers';
+import type { JsonSchema } from './openapi-responses';
+
+export type Resource<SqliteOutbox = unknown, PostgresOutbox = unknown> = {
+  /** Its OpenAPI tag and the first segment of its paths, e.g. `plants`. */
+  name: string;
+  /** The tag's description in the OpenAPI document. */
+  description: string;
+  /** Every path it serves, as Express matches them (any case, optional trailing slash): auth and OPTIONS use it. */
+  paths: RegExp;
+  /** How the 404 names what it serves: `/plants and /plants/{id}`. */
+  served: readonly string[];
+  /** OPTIONS answers (no token needed) and the methods each path allows, also its 405's Allow. */
+  options: readonly { path: string; allow: string }[];
+  /** Paths whose answer is a stream open as long as its client reads: never counted as waiting, never shed. */
+  streams?: RegExp;
+  /** Its scopes, and the one a request to its paths needs by method (absent: none, routing answers). */
+  scopes: readonly string[];
+  access: Readonly<Partial<Record<string, string>>>;
+  /** The change types its webhooks can carry; WEBHOOK_EVENTS may name only these. */
+  eventTypes: readonly string[];
+  openapi: ResourceDocument;
+  store: ResourceStores<SqliteOutbox, PostgresOutbox>;
+};
+
+export type ResourceDocument = {
+  /** Its paths, each operation with its responses and the errors it can answer (src/openapi-responses.ts). */
+  paths(): Record<string, JsonSchema>;
+  /** The zod schemas published as components, each with `.meta({ id })`; `override` writes what zod cannot. */
+  schemas: readonly z.ZodType[];
+  override?(schema: z.ZodType, json: JsonSchema): void;
+  /** Its entries in the document's `webhooks`, each written with the webhooks subsystem's `operation`. */
+  webhooks?(operation: WebhookOperation): Record<string, unknown>;
+};
+
+/** One change type's delivery as the OpenAPI `webhooks` documents it (src/webhooks/webhook.openapi.ts). */
+export type WebhookSpec = {
+  type: string;
+  /** The type header before the delivery headers rather than after them. */
+  typeFirst?: boolean;
+  operationId: string;
+  summary: string;
+  description: string;
+  body: { description: string; schema: JsonSchema };
+};
+export type WebhookOperation = (spec: WebhookSpec) => Record<string, unknown>;
+
+/** Its store parts for each dialect, built by src/store once the connection is open (SQLite: and migrated). */
+export type ResourceStores<SqliteOutbox, PostgresOutbox> = {
+  // Methods, so a resource typed by its own outboxes is still a Resource (src/resources.ts lists them together).
+  sqlite(context: SqliteContext<SqliteOutbox>): ResourceParts;
+  postgres(context: PostgresContext<PostgresOutbox>): ResourceParts;
+};
+
+/** Instruments the store reports to; absent when metrics are off. */
+export type ResourceHooks = { observer?: StoreObserver; feedObserver?: FeedObserver };
+
+type Context<Outbox> = {
+  logger: Logger;
+  hooks: ResourceHooks;
+  /** The webhook outbox to write its events to, inside its own commits; absent without subscribers. */
+  outbox?: Outbox;
+  events: EventsConfig;
+};
+
+export type SqliteContext<Outbox> = Context<Outbox> & { db: Db; health: SqliteHealth };
+
+export type PostgresContext<Outbox> = Context<Outbox> & {
+  pool: PgPool;
+  statementTimeoutMs: number;
+  /** LISTEN on `channel` (another replica's NOTIFY); the store stops every listener when it closes. */
+  listen: (channel: string, wake: () => void) => () => void;
+};
+
+/** What a resource's store parts give the service: its routes over them, its background work, its readiness. */
+export type ResourceParts = {
+  routes(app: Express, kit: RouteKit): void;
+  /** Work that runs after the listener and stops at once in the drain (a change feed). */
+  background?: readonly Part<unknown>[];
+  /** PostgreSQL: the migrations are applied; until then every operation answers 503. */
+  markReady?(): void;
+};
+
+/** What app.ts hands each resource's routes: the body parser and what auth decided about the request. */
+export type RouteKit = {
+  readBody: RequestHandler;
+  methodNotAllowed: (allow: string) => RequestHandler;
+  grants: (req: Request, scope: string) => boolean;
+  leaseOf: (req: Request) => Lease | undefined;
+};
+
+/** A registered resource with the parts its store built: what createApp mounts. */
+export type Mounted = { resource: Resource; parts: ResourceParts };
