@@ -30,7 +30,6 @@ const ALLOWED: Allowed[] = [
   { file: 'src/backup/sqlite-plants.ts', reason: 'write path: the import goes through the plant write path' },
   { file: 'src/backup/postgres-plants.ts', reason: 'write path: the import goes through the plant write path' },
   { file: 'src/backup/plant-lines.ts', reason: 'write path: export lines are plant JSON' },
-  { file: 'src/backup/plant-transfer.ts', reason: 'write path: export and import of plants' },
   { file: 'src/backup/index.ts', reason: 'write path: exports the plant import and export' },
   { file: 'src/cli/', reason: 'write path: the plant-store command over the import and export' },
   // Backups copy the SQLite file whole: they check its plants table and name their files plants-<time>.db.
