@@ -2,8 +2,9 @@
 // that resolves a few percent on this VM where throughput rounds spread by a tenth. For the loads of the create,
 // read and feed sections it counts the current build, a baseline checkout (BENCH_BASELINE, run on the same node
 // as the current build, so the ratio compares the code alone) and the current build again (the A/A). Only the
-// servers run under valgrind; the requests come from autocannon in this process. Counts do not depend on load,
-// so the three targets of a load run at once on both cores. Without BENCH_BASELINE it counts the A/A alone.
+// servers run under valgrind; the requests come from autocannon in this process. The three targets of a load run
+// at once on both cores, so they meet the same conditions: a create's count depends on how many creates share
+// its commit, which moves with how fast requests arrive. Without BENCH_BASELINE it counts the A/A alone.
 import { execFile, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
