@@ -113,7 +113,12 @@ export async function instructionsSection(): Promise<SectionResult> {
   let failed = 0;
   for (const workload of workloads) {
     console.error(`instructions: ${workload.name}`);
-    const counts = await Promise.all(targets.map(([name, runtime]) => countInstructions(name, runtime, workload)));
+    // Every target stops before a failure of one surfaces: no server is left running under valgrind.
+    const settled = await Promise.allSettled(targets.map(([name, runtime]) => countInstructions(name, runtime, workload)));
+    const counts = settled.map((result) => {
+      if (result.status === 'rejected') throw result.reason;
+      return result.value;
+    });
     const perRequest = Object.fromEntries(targets.map(([name], index) => [name, counts[index]?.instructionsPerRequest]));
     const { current = Number.NaN, again = Number.NaN, baseline: base } = perRequest;
     const ratio = base === undefined ? undefined : base / current;
