@@ -62,8 +62,12 @@ const productionNodeFlags = (root: string): string[] =>
     .split(' ')
     .filter((word) => word.startsWith('--') && !word.startsWith('--env-file'));
 
-/** Which node runs a target, on which checkout's dist/, with which flags. */
-export type Runtime = { label: string; node: string; root: string; flags: string[] };
+/**
+ * Which node runs a target, on which checkout's dist/, with which flags. Optionally under a tool (`wrapper`: the
+ * words before the node binary, such as valgrind's), on other cores than core 0 (`cpus`, as taskset -c reads
+ * them), and with longer than 30 s to answer /readyz (`readyWithinMs`: under valgrind a start takes about 15 s).
+ */
+export type Runtime = { label: string; node: string; root: string; flags: string[]; wrapper?: string[]; cpus?: string; readyWithinMs?: number };
 
 /** This checkout on the node that runs the bench: the pinned Node 24 under npm run bench. */
 export const CURRENT: Runtime = { label: `Node ${process.versions.node}`, node: process.execPath, root: ROOT, flags: productionNodeFlags(ROOT) };
@@ -73,10 +77,9 @@ export const CURRENT: Runtime = { label: `Node ${process.versions.node}`, node: 
  * better-sqlite3 12, whose addon only loads there), run by BENCH_BASELINE_NODE (default /usr/bin/node) with its
  * own start flags; bench/runtime.section.ts compares it with CURRENT.
  */
-export function baselineRuntime(): Runtime | undefined {
+export function baselineRuntime(node: string = process.env.BENCH_BASELINE_NODE ?? '/usr/bin/node'): Runtime | undefined {
   const root = process.env.BENCH_BASELINE;
   if (root === undefined || root === '') return undefined;
-  const node = process.env.BENCH_BASELINE_NODE ?? '/usr/bin/node';
   const version = spawnSync(node, ['-p', 'process.versions.node']).stdout.toString().trim();
   return { label: `Node ${version}`, node, root: path.resolve(root), flags: productionNodeFlags(root) };
 }
@@ -113,7 +116,8 @@ export async function start(target: Target, databaseUrl: string, env: Record<str
   const port = await freePort();
   const startedAt = performance.now();
   const nodeFlags = [...runtime.flags, ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
-  const child = spawn('taskset', ['-c', '0', runtime.node, ...nodeFlags, scriptOf(target, runtime.root)], {
+  const command = [...(runtime.wrapper ?? []), runtime.node, ...nodeFlags, scriptOf(target, runtime.root)];
+  const child = spawn('taskset', ['-c', runtime.cpus ?? '0', ...command], {
     cwd: runtime.root,
     env: {
       PATH: process.env.PATH,
@@ -133,7 +137,7 @@ export async function start(target: Target, databaseUrl: string, env: Record<str
   });
   closeSync(log);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await Promise.race([waitReady(port), exited.then(() => Promise.reject(new Error(`${labelOf(target)} exited before it was ready`)))]);
+  await Promise.race([waitReady(port, runtime.readyWithinMs), exited.then(() => Promise.reject(new Error(`${labelOf(target)} exited before it was ready`)))]);
   return {
     child,
     port,
@@ -159,7 +163,8 @@ export const createRequests = (token: string = TOKEN): autocannon.Request[] => [
   },
 ];
 
-export type LoadOptions = { connections?: number; overallRate?: number; requests?: autocannon.Request[] };
+/** `amount`: stop after this many requests, whatever the duration says. */
+export type LoadOptions = { connections?: number; overallRate?: number; requests?: autocannon.Request[]; amount?: number };
 
 export function load(port: number, seconds: number, options: LoadOptions = {}): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
@@ -169,6 +174,7 @@ export function load(port: number, seconds: number, options: LoadOptions = {}): 
         connections: options.connections ?? CONNECTIONS,
         duration: seconds,
         overallRate: options.overallRate,
+        amount: options.amount,
         timeout: 10,
         requests: options.requests ?? createRequests(),
       },

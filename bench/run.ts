@@ -18,6 +18,7 @@ import { postgresSection } from './postgres.section';
 import { backupSection } from './backup.section';
 import { feedSection } from './feed.section';
 import { runtimeSection } from './runtime.section';
+import { instructionsSection } from './instructions.section';
 
 // Add a section here: its name (for BENCH_ONLY) and the function that measures it.
 const SECTIONS: Record<string, () => Promise<SectionResult>> = {
@@ -32,6 +33,7 @@ const SECTIONS: Record<string, () => Promise<SectionResult>> = {
   client: clientSection,
   feed: feedSection,
   runtime: runtimeSection,
+  instructions: instructionsSection,
 };
 
 async function main(): Promise<void> {
