@@ -1,78 +1,154 @@
 /**
- * The PostgreSQL group commit's statements, composed here because the repository owns the transaction: the
- * webhook outbox answers its events as data (plant.outbox.ts) and never sees a parameter position.
+ * The PostgreSQL write path, shared by the repository's group commit and `plant-store import`: inside the
+ * caller's transaction, take the feed's counter, read the batch's rows FOR UPDATE, decide each write with
+ * plant.write-rule.ts in arrival order, then write what was decided (plants, change events and, given an outbox,
+ * webhook events) in one statement. No rule lives here or in the database: only reads and writes of rows.
  */
-import { deletedPlantJsonPostgres, plantJsonPostgres } from './plant.json';
-import type { BatchEvents } from './plant.outbox';
-import type { ChangeContext, Expected, PlantPatch } from './plant.repository';
-import type { NewPlant } from './plant.schemas';
+import type pg from 'pg';
+import type { TraceContext } from '../tracing';
+import type { ChangeKind } from './plant-events';
+import { deletedPlantJson, plantJson } from './plant.json';
+import type { BatchOperation, PostgresPlantOutbox } from './plant.outbox';
+import { decideWrite, idOf, rowAfter, type Decision, type EventDraft, type PlantRow, type PlantWrite } from './plant.write-rule';
 
-/** One write of a batch: a create, an edit or a delete, as plants_change takes it. */
-export type ChangeOperation =
-  | { kind: 'c'; id: bigint; plant: NewPlant; context?: ChangeContext }
-  | { kind: 'u'; id: bigint; patch: PlantPatch; expected?: Expected; context?: ChangeContext }
-  | { kind: 'd'; id: bigint; expected?: Expected; context?: ChangeContext };
+/** One write of a batch and the trace its webhook events carry. */
+export type BatchWrite = { write: PlantWrite; trace?: TraceContext };
 
-/** The group commit alone: plants_change (migrations/postgres/005) with its seven parameters. */
-export const CHANGE_STATEMENT = 'SELECT idx, outcome, stored_name, stored_tag, stored_version FROM plants_change($1, $2, $3, $4, $5, $6, $7)';
+/** A write's decision and, for one that wrote an event, that event's position (a put plant's new version). */
+export type Applied = { decision: Decision; pos?: bigint };
 
-// An operation's plant id, in the statement below.
-const ID = '($2::bigint[])[a.idx]';
+/** What a batch did: each write's decision in arrival order, and how many of them changed a plant. */
+export type AppliedBatch = { applied: Applied[]; changed: number };
 
-/**
- * The group commit with its webhook events, in one statement and so one transaction and one round trip: $1 to $7
- * are plants_change's parameters, $8 to $16 eventParams'. The events CTE inserts each event whose operation
- * plants_change answers `created`, `updated` or `deleted`, never for an identical retry, a conflict, a stale or
- * missing edit; so a change and its events commit or roll back together, in the order the outbox listed them.
- * A create's body comes whole ($11); an edit's and a delete's is the outbox's text ($12, $13) around the plant as
- * the function stored it, in plant.json.ts's rendering for PostgreSQL (held to plantJson's bytes by
- * tests/store/plant-json.test.ts). `applied` is MATERIALIZED: plants_change runs exactly once.
- */
-export const CHANGE_WITH_EVENTS = `WITH applied AS MATERIALIZED (
-  ${CHANGE_STATEMENT}
+/** The client of the caller's transaction: a pooled client or the import's own connection. */
+type Queryable = Pick<pg.ClientBase, 'query'>;
+
+// The counter row (migrations/postgres/005), locked until the transaction ends and moved past a restore's mark
+// first (migrations/postgres/007): every writer of positions takes it, so batches of every replica and an import
+// apply one after the other. Its own statement: the rows are read by the next one, whose snapshot starts after
+// the lock is held, so it sees every plant the previous holder committed.
+const TAKE = { name: 'plant_positions_take', text: 'SELECT plant_positions_take($1) AS last_pos' };
+const READ = { name: 'plants_for_update', text: 'SELECT id, name, tag, version FROM plants WHERE id = ANY($1::bigint[]) FOR UPDATE' };
+
+// Each id a batch leaves with a plant is written once with its final values (inserted, or replaced); each it
+// leaves without one is deleted. The events carry the positions decided here; the counter is written back and
+// every replica's feed woken (NOTIFY is delivered at commit).
+const WRITE_PLANTS = `WITH put AS (
+  INSERT INTO plants (id, name, tag, version) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[])
+  ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, tag = EXCLUDED.tag, version = EXCLUDED.version
+), removed AS (
+  DELETE FROM plants WHERE id = ANY($5::bigint[])
 ), events AS (
+  INSERT INTO plant_events (pos, kind, plant_id, name, tag, prev_tag, at)
+  SELECT e.*, $12::bigint FROM unnest($6::bigint[], $7::text[], $8::bigint[], $9::text[], $10::text[], $11::text[]) AS e
+), counter AS (
+  UPDATE plant_event_counter SET last_pos = $13::bigint
+)`;
+const WRITE = { name: 'plants_write', text: `${WRITE_PLANTS}\nSELECT pg_notify('plant_events', $13::text)` };
+// The same with the batch's webhook events, in the order the outbox listed them (seq follows that order).
+const WRITE_WITH_EVENTS = {
+  name: 'plants_write_webhooks',
+  text: `${WRITE_PLANTS}, outbox AS (
   INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, event_type, trace_context, next_attempt_at, created_at, updated_at)
-  SELECT e.event_id, e.subscriber, ${ID},
-         CASE a.outcome
-           WHEN 'created' THEN ($11::text[])[a.idx]
-           WHEN 'updated' THEN ($12::text[])[a.idx] || ${plantJsonPostgres({ id: ID, name: 'a.stored_name', tag: 'a.stored_tag' })} || ($13::text[])[a.idx]
-           ELSE ($12::text[])[a.idx] || ${deletedPlantJsonPostgres(ID)} || ($13::text[])[a.idx]
-         END,
-         ($14::text[])[a.idx], ($15::text[])[a.idx], $16::bigint, $16::bigint, $16::bigint
-  FROM unnest($8::int[], $9::text[], $10::text[]) WITH ORDINALITY AS e(idx, event_id, subscriber, n)
-  JOIN applied a ON a.idx = e.idx
-  WHERE a.outcome IN ('created', 'updated', 'deleted')
-  ORDER BY e.n
+  SELECT w.event_id, w.subscriber, w.plant_id, w.payload, w.event_type, w.trace, $20::bigint, $20::bigint, $20::bigint
+  FROM unnest($14::text[], $15::text[], $16::bigint[], $17::text[], $18::text[], $19::text[]) WITH ORDINALITY AS w(event_id, subscriber, plant_id, payload, event_type, trace, n)
+  ORDER BY w.n
 )
-SELECT idx, outcome, stored_name, stored_tag, stored_version FROM applied`;
+SELECT pg_notify('plant_events', $13::text)`,
+};
 
-/** $1 to $7 of both statements: plants_change's seven arrays for a batch, in arrival order. */
-export function changeParams(batch: readonly ChangeOperation[]): unknown[] {
+// int8 columns as the caller's client parses them: bigint on the service's connections (src/db/postgres.ts),
+// the decimal string on a client without that parser. BigInt() takes either.
+type Int8 = bigint | string;
+type Row = { id: Int8; name: string; tag: string | null; version: Int8 };
+
+function toRow({ id, name, tag, version }: Row): PlantRow {
+  const row: PlantRow = { id: BigInt(id), name, version: BigInt(version) };
+  if (tag !== null) row.tag = tag;
+  return row;
+}
+
+type Event = EventDraft & { pos: bigint };
+type Change = { decision: Extract<Decision, { event: EventDraft }>; pos: bigint; trace?: TraceContext };
+
+/** Decides each write against the row its id holds at that point of the batch; numbers each event after `lastPos`. */
+function decideAll(batch: readonly BatchWrite[], rows: Map<bigint, PlantRow | undefined>, lastPos: bigint) {
+  const applied: Applied[] = [];
+  const changes: Change[] = [];
+  let pos = lastPos;
+  for (const { write, trace } of batch) {
+    const id = idOf(write);
+    const current = rows.get(id);
+    const decision = decideWrite(current, write);
+    if (!('event' in decision)) {
+      applied.push({ decision });
+      continue;
+    }
+    pos += 1n;
+    rows.set(id, rowAfter(current, decision, pos));
+    applied.push({ decision, pos });
+    changes.push({ decision, pos, trace });
+  }
+  return { applied, changes, lastPos: pos };
+}
+
+/** The plants columns: each changed id's final row, or its removal. */
+function plantParams(changes: readonly Change[], rows: Map<bigint, PlantRow | undefined>): unknown[] {
+  const put: PlantRow[] = [];
+  const removed: bigint[] = [];
+  for (const id of new Set(changes.map(({ decision }) => decision.event.id))) {
+    const row = rows.get(id);
+    if (row === undefined) removed.push(id);
+    else put.push(row);
+  }
+  return [put.map((p) => p.id), put.map((p) => p.name), put.map((p) => p.tag ?? null), put.map((p) => p.version), removed];
+}
+
+function eventParams(changes: readonly Change[], at: number, lastPos: bigint): unknown[] {
+  const events: Event[] = changes.map(({ decision, pos }) => ({ ...decision.event, pos }));
   return [
-    batch.map((op) => op.kind),
-    batch.map((op) => op.id),
-    batch.map((op) => (op.kind === 'c' ? op.plant.name : op.kind === 'u' ? (op.patch.name ?? null) : null)),
-    batch.map((op) => (op.kind === 'c' ? (op.plant.tag ?? null) : op.kind === 'u' ? (op.patch.tag ?? null) : null)),
-    batch.map((op) => op.kind === 'u' && op.patch.tag !== undefined),
-    batch.map((op) => (op.kind === 'c' || op.expected === undefined ? null : op.expected.join(','))),
-    Date.now(),
+    events.map((e) => e.pos),
+    events.map((e): ChangeKind => e.kind),
+    events.map((e) => e.id),
+    events.map((e) => e.name ?? null),
+    events.map((e) => e.tag ?? null),
+    events.map((e) => e.prevTag ?? null),
+    at,
+    lastPos,
   ];
 }
 
-/** $8 to $16 of CHANGE_WITH_EVENTS: the events one row each (operation, id, subscriber), then per operation its body, type and trace. */
-export function eventParams({ operations, at }: BatchEvents): unknown[] {
-  const operationOf: number[] = [];
-  const ids: string[] = [];
-  const subscribers: string[] = [];
-  operations.forEach((operation, index) => {
-    for (const event of operation.events) {
-      operationOf.push(index + 1);
-      ids.push(event.id);
-      subscribers.push(event.subscriber);
-    }
+const outboxView = ({ decision, trace }: Change): BatchOperation =>
+  decision.outcome === 'created'
+    ? { kind: 'created', plant: decision.put, trace }
+    : { kind: decision.outcome, id: decision.event.id, trace };
+
+/** The webhook columns: one row per event the outbox answers, its body whole as the subscriber receives it. */
+function webhookParams(changes: readonly Change[], outbox: PostgresPlantOutbox): unknown[] {
+  const { operations, at } = outbox.eventsOf(changes.map(outboxView));
+  const columns: unknown[][] = [[], [], [], [], [], []];
+  operations.forEach(({ events, body, type, trace }, index) => {
+    const { decision } = changes[index] as Change;
+    const payload =
+      'whole' in body ? body.whole : body.before + ('put' in decision ? plantJson(decision.put) : deletedPlantJson(decision.event.id)) + body.after;
+    for (const event of events) [event.id, event.subscriber, decision.event.id, payload, type, trace].forEach((value, c) => columns[c]?.push(value));
   });
-  const whole = operations.map(({ body }) => ('whole' in body ? body.whole : null));
-  const before = operations.map(({ body }) => ('whole' in body ? null : body.before));
-  const after = operations.map(({ body }) => ('whole' in body ? null : body.after));
-  return [operationOf, ids, subscribers, whole, before, after, operations.map((o) => o.type), operations.map((o) => o.trace), at];
+  return [...columns, at];
+}
+
+/**
+ * Applies a batch inside the caller's open transaction; the caller commits. Writes nothing when no write changes
+ * a plant (retries, conflicts, stale or missing edits), but still holds the counter until its transaction ends.
+ */
+export async function applyWrites(client: Queryable, batch: readonly BatchWrite[], at: number, outbox?: PostgresPlantOutbox): Promise<AppliedBatch> {
+  const taken = await client.query<{ last_pos: Int8 }>({ ...TAKE, values: [at] });
+  const ids = [...new Set(batch.map(({ write }) => idOf(write)))];
+  const read = await client.query<Row>({ ...READ, values: [ids] });
+  const rows = new Map<bigint, PlantRow | undefined>(read.rows.map((row) => [BigInt(row.id), toRow(row)]));
+  const { applied, changes, lastPos } = decideAll(batch, rows, BigInt(taken.rows[0]?.last_pos ?? 0));
+  if (changes.length === 0) return { applied, changed: 0 };
+  const values = [...plantParams(changes, rows), ...eventParams(changes, at, lastPos)];
+  if (outbox === undefined) await client.query({ ...WRITE, values });
+  else await client.query({ ...WRITE_WITH_EVENTS, values: values.concat(webhookParams(changes, outbox)) });
+  return { applied, changed: changes.length };
 }

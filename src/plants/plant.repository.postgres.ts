@@ -14,18 +14,19 @@ import type {
   StoredPlant,
   UpdateOutcome,
 } from './plant.repository';
+import { GroupCommit, type Queued } from '../db/group-commit';
 import { plantJson, plantsJson } from './plant.json';
-import { CHANGE_STATEMENT, CHANGE_WITH_EVENTS, changeParams, eventParams, type ChangeOperation } from './plant-change.postgres';
-import type { BatchOperation, PostgresPlantOutbox } from './plant.outbox';
+import { applyWrites, type Applied, type AppliedBatch, type BatchWrite } from './plant-change.postgres';
+import type { PostgresPlantOutbox } from './plant.outbox';
 import { INT64_MAX, INT64_MIN, type ListQuery, type NewPlant, type Plant } from './plant.schemas';
+import type { PlantRow } from './plant.write-rule';
 import { ignoreStore, type StoreObserver } from './store-observer';
 
 type Row = { id: bigint; name: string; tag: string | null };
-type ChangeRow = { idx: number; outcome: string; stored_name: string | null; stored_tag: string | null; stored_version: bigint | null };
 type EventRow = { pos: bigint; kind: ChangeKind; plant_id: bigint; name: string | null; tag: string | null; prev_tag: string | null; at: bigint };
 
-const toPlant = (name: string, tag: string | null): Plant => (tag === null ? { name } : { name, tag });
-const toStored = (row: Row): StoredPlant => (row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag });
+const plantOf = ({ name, tag }: StoredPlant): Plant => (tag === undefined ? { name } : { name, tag });
+const storedOf = ({ id, name, tag }: PlantRow): StoredPlant => (tag === undefined ? { id, name } : { id, name, tag });
 
 // SQLSTATE classes and codes that say "not now" rather than "bug": 08 connection exception, 53 insufficient
 // resources, 57 operator intervention (admin shutdown, cannot connect now, statement timeout), 40001 and 40P01
@@ -42,17 +43,17 @@ export function isUnavailable(error: unknown): boolean {
   return typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message);
 }
 
+/** An error after which a connection cannot be trusted with another statement: no SQLSTATE, or a lost session. */
+function isBroken(error: unknown): boolean {
+  const { code } = (error ?? {}) as { code?: unknown };
+  return typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code) || /^(08|57P)/.test(code);
+}
+
 function translate(error: unknown): Error {
   if (error instanceof AppError) return error;
   if (isUnavailable(error)) return new AppError('store_unavailable', undefined, { cause: error });
   return error instanceof Error ? error : new Error(String(error));
 }
-
-type Settle<T> = { resolve: (outcome: T) => void; reject: (error: Error) => void };
-type Pending =
-  | (Extract<ChangeOperation, { kind: 'c' }> & Settle<InsertOutcome>)
-  | (Extract<ChangeOperation, { kind: 'u' }> & Settle<UpdateOutcome>)
-  | (Extract<ChangeOperation, { kind: 'd' }> & Settle<DeleteOutcome>);
 
 function toEvent(row: EventRow): ChangeEvent {
   const event: ChangeEvent = { pos: row.pos, kind: row.kind, id: row.plant_id, at: Number(row.at) };
@@ -62,22 +63,18 @@ function toEvent(row: EventRow): ChangeEvent {
   return event;
 }
 
-const outboxView = (op: Pending): BatchOperation =>
-  op.kind === 'c'
-    ? { kind: 'created', plant: op.plant, trace: op.context?.trace }
-    : { kind: op.kind === 'u' ? 'updated' : 'deleted', id: op.id, trace: op.context?.trace };
+const notMigrated = () => new AppError('store_unavailable', 'The store is not migrated yet; nothing was read or written. Retry later.');
 
 /**
- * Group commit on PostgreSQL: creates, edits and deletes that arrive in one event-loop turn go to the server as
- * one call of plants_change (migrations/postgres/005) in one statement, so one transaction and one round trip;
- * each caller is answered after that commit (synchronous_commit=on). The function takes the feed's counter row
- * first, so the batches of every replica apply one after the other, in arrival order within each, and each
- * change writes its event with its position. Given an outbox (webhooks configured), the same statement also
- * writes the webhook events the outbox answers as data (a transactional outbox, plant-change.postgres.ts), still
- * one round trip.
+ * Group commit on PostgreSQL: creates, edits and deletes that arrive in one event-loop turn share one
+ * transaction on one pooled connection (plant-change.postgres.ts): the feed's counter taken, the batch's rows
+ * read FOR UPDATE, each write decided by plant.write-rule.ts in arrival order, the decided rows, events and
+ * (given an outbox, webhooks configured) webhook events written in one statement, then COMMIT; each caller is
+ * answered after that commit (synchronous_commit=on). The counter makes the batches of every replica apply one
+ * after the other.
  */
 export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
-  private pending: Pending[] = [];
+  private readonly queue = new GroupCommit<BatchWrite, Applied>((batch) => this.commit(batch));
   private ready = false;
   private readonly listeners = new Set<() => void>();
 
@@ -94,16 +91,24 @@ export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
     this.ready = true;
   }
 
-  insertOrGet(plant: NewPlant, context?: ChangeContext): Promise<InsertOutcome> {
-    return new Promise((resolve, reject) => this.enqueue({ kind: 'c', id: plant.id, plant, context, resolve, reject }));
+  async insertOrGet(plant: NewPlant, context?: ChangeContext): Promise<InsertOutcome> {
+    const { decision, pos } = await this.queue.submit({ write: { kind: 'create', plant }, trace: context?.trace });
+    if (decision.outcome === 'created') return { created: true, stored: plantOf(decision.put), version: pos as bigint };
+    if ('current' in decision) return { created: false, stored: plantOf(decision.current), version: decision.current.version };
+    throw new Error(`plant ${plant.id} neither inserted nor found`);
   }
 
-  update(id: bigint, patch: PlantPatch, expected?: Expected, context?: ChangeContext): Promise<UpdateOutcome> {
-    return new Promise((resolve, reject) => this.enqueue({ kind: 'u', id, patch, expected, context, resolve, reject }));
+  async update(id: bigint, patch: PlantPatch, expected?: Expected, context?: ChangeContext): Promise<UpdateOutcome> {
+    const { decision, pos } = await this.queue.submit({ write: { kind: 'update', id, patch, expected }, trace: context?.trace });
+    if (decision.outcome === 'updated') return { outcome: 'updated', stored: decision.put, version: pos as bigint };
+    if (decision.outcome === 'stale') return { outcome: 'stale', version: decision.current.version };
+    if (decision.outcome === 'unchanged') return { outcome: 'updated', stored: storedOf(decision.current), version: decision.current.version };
+    return { outcome: 'missing' };
   }
 
-  delete(id: bigint, expected?: Expected, context?: ChangeContext): Promise<DeleteOutcome> {
-    return new Promise((resolve, reject) => this.enqueue({ kind: 'd', id, expected, context, resolve, reject }));
+  async delete(id: bigint, expected?: Expected, context?: ChangeContext): Promise<DeleteOutcome> {
+    const { decision } = await this.queue.submit({ write: { kind: 'delete', id, expected }, trace: context?.trace });
+    return decision.outcome === 'deleted' || decision.outcome === 'stale' ? decision.outcome : 'missing';
   }
 
   /**
@@ -177,7 +182,7 @@ export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
   };
 
   private async query<R extends object>(name: string, text: string, values: unknown[]): Promise<{ rows: R[] }> {
-    if (!this.ready) throw new AppError('store_unavailable', 'The store is not migrated yet; nothing was read or written. Retry later.');
+    if (!this.ready) throw notMigrated();
     try {
       return await this.pool.query<R>({ name, text, values });
     } catch (error) {
@@ -185,52 +190,30 @@ export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
     }
   }
 
-  private enqueue(operation: Pending): void {
-    if (this.pending.push(operation) === 1) setImmediate(this.flush);
-  }
-
-  private readonly flush = (): void => {
-    const batch = this.pending;
-    this.pending = [];
+  private readonly commit = (batch: Queued<BatchWrite, Applied>[]): void => {
     const started = performance.now();
     let settled = false;
-    // The whole wait (a free connection, connecting, the statement) is bounded, so no request outlives it.
+    // The whole wait (a free connection, connecting, the statements) is bounded, so no request outlives it.
     const deadline = setTimeout(() => {
       settled = true;
-      // Counted as a timeout of its own: no driver error exists yet, and the statement may still commit.
+      // Counted as a timeout of its own: no driver error exists yet, and the transaction may still commit.
       this.observer.failed(Object.assign(new Error('no answer within DATABASE_STATEMENT_TIMEOUT_MS'), { code: 'ETIMEDOUT' }));
       const error = new AppError(
         'store_unavailable',
         'The store did not answer in time; the change may or may not be applied. Resend the same request to find out.',
       );
-      for (const operation of batch) operation.reject(error);
+      for (const queued of batch) queued.reject(error);
     }, this.deadlineMs);
-    const values = changeParams(batch);
-    const outbox = this.outbox;
-    const statement =
-      outbox === undefined
-        ? this.query<ChangeRow>('plants_change', CHANGE_STATEMENT, values)
-        : this.query<ChangeRow>('plants_change_webhooks', CHANGE_WITH_EVENTS, values.concat(eventParams(outbox.eventsOf(batch.map(outboxView)))));
-    statement.then(
-      ({ rows }) => {
+    this.transaction(batch.map((queued) => queued.op)).then(
+      ({ applied, changed }) => {
         clearTimeout(deadline);
         if (settled) return;
         const seconds = (performance.now() - started) / 1000;
         this.observer.committed(batch.length, seconds);
         this.logger.debug({ rows: batch.length, ms: Math.round(seconds * 100_000) / 100 }, 'group commit');
-        let changed = 0;
-        for (const row of rows) {
-          const operation = batch[row.idx - 1];
-          if (operation === undefined) continue;
-          if (row.outcome === 'created' || row.outcome === 'updated' || row.outcome === 'deleted') changed += 1;
-          settle(operation, row);
-        }
-        if (rows.length !== batch.length) {
-          const missing = new Error(`plants_change answered ${rows.length} of ${batch.length} operations`);
-          for (const operation of batch.slice(rows.length)) operation.reject(missing);
-        }
+        batch.forEach((queued, index) => queued.resolve(applied[index] as Applied));
         if (changed > 0) {
-          if (outbox !== undefined) outbox.wake(changed);
+          this.outbox?.wake(changed);
           for (const wake of this.listeners) wake();
         }
       },
@@ -240,22 +223,29 @@ export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
         // The driver's own error (its SQLSTATE or errno), not the 503 it becomes; a not-migrated store has none.
         this.observer.failed(error instanceof AppError && error.cause !== undefined ? error.cause : error);
         const translated = translate(error);
-        for (const operation of batch) operation.reject(translated);
+        for (const queued of batch) queued.reject(translated);
       },
     );
   };
-}
 
-function settle(operation: Pending, row: ChangeRow): void {
-  const version = row.stored_version ?? 0n;
-  if (operation.kind === 'c') {
-    if (row.stored_name === null) operation.reject(new Error(`plant ${operation.id} neither inserted nor found`));
-    else operation.resolve({ created: row.outcome === 'created', stored: toPlant(row.stored_name, row.stored_tag), version });
-  } else if (operation.kind === 'd') {
-    operation.resolve(row.outcome === 'deleted' ? 'deleted' : row.outcome === 'stale' ? 'stale' : 'missing');
-  } else if (row.outcome === 'updated' && row.stored_name !== null) {
-    operation.resolve({ outcome: 'updated', stored: toStored({ id: operation.id, name: row.stored_name, tag: row.stored_tag }), version });
-  } else {
-    operation.resolve(row.outcome === 'stale' ? { outcome: 'stale', version } : { outcome: 'missing' });
+  /**
+   * One batch's transaction on one pooled connection. On failure it rolls back and the connection returns to the
+   * pool; a connection that cannot say ROLLBACK (lost, or timed out mid-statement) is released with its error,
+   * which ends it, and PostgreSQL rolls back what it held.
+   */
+  private async transaction(batch: BatchWrite[]): Promise<AppliedBatch> {
+    if (!this.ready) throw notMigrated();
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await applyWrites(client, batch, Date.now(), this.outbox);
+      await client.query('COMMIT');
+      client.release();
+      return result;
+    } catch (error) {
+      if (isBroken(error)) client.release(error as Error);
+      else await client.query('ROLLBACK').then(() => client.release(), (lost: unknown) => client.release(lost as Error));
+      throw error;
+    }
   }
 }
