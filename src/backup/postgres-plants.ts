@@ -1,13 +1,15 @@
 /**
  * Export from and import into PostgreSQL, on connections of their own. The export reads one REPEATABLE READ
  * snapshot in id order; the import is one transaction (the migrations run first, as the service runs them, and
- * stay applied), a page of rows per statement, so it lands whole or not at all. Each plant it inserts gets its
- * plant.created change event in the same statement, with a position from the feed's counter, and no webhook.
+ * stay applied), a page of lines per batch of the service's own write path (plant-change.postgres.ts), so it
+ * lands whole or not at all, and each plant it inserts gets its version and plant.created event by the same code
+ * as a POST; no webhook.
  */
 import pg from 'pg';
 import { loadPostgresMigrations, migratePostgres } from '../db/migrate.postgres';
 import { connectionConfig, type PostgresOptions } from '../db/postgres';
 import { plantLine } from '../plants/plant.json';
+import { applyWrites } from '../plants/plant-change.postgres';
 import { conflictMessage, ImportError, parsePlantLine, type PlantRow } from './plant-lines';
 import { PAGE_ROWS, type ImportResult, type PlantExport } from './plant-transfer';
 import type { NewPlant } from '../plants/plant.schemas';
@@ -61,76 +63,25 @@ type Pending = { plant: NewPlant; line: number };
 // service takes them (moved past a restore's mark first, migrations/postgres/007), so they become visible in the
 // order they are numbered, and the service's writes wait.
 const LOCK_COUNTER_SQL = 'SELECT plant_positions_take($1) AS last_pos';
-// A page in one statement: the plants not stored yet, each with its plant.created event, numbered after $4 in
-// line order; the ids that were not inserted were stored already and are compared next. The counter row lock
-// keeps every other writer of plants out (they all take it first), so NOT EXISTS cannot race an insert.
-const INSERT_SQL = `
-  WITH input AS (
-    SELECT u.id, u.name, u.tag, u.ord FROM unnest($1::bigint[], $2::text[], $3::text[]) WITH ORDINALITY AS u(id, name, tag, ord)
-  ), fresh AS MATERIALIZED (
-    SELECT i.id, i.name, i.tag, $4::bigint + row_number() OVER (ORDER BY i.ord) AS pos
-    FROM input i WHERE NOT EXISTS (SELECT 1 FROM plants p WHERE p.id = i.id)
-  ), stored AS (
-    INSERT INTO plants (id, name, tag, version) SELECT id, name, tag, pos FROM fresh RETURNING id
-  ), events AS (
-    INSERT INTO plant_events (pos, kind, plant_id, name, tag, at) SELECT pos, 'created', id, name, tag, $5::bigint FROM fresh
-  )
-  SELECT id FROM stored`;
 // A store that never handed out a position is being filled from another one (a restore from an export, a move
 // between stores): like a restored one, it continues past a restore mark (migrations/postgres/007).
 const MARK_SQL = 'SELECT plant_positions_mark($1) AS pos';
-// Writes the counter back and wakes the feed of every replica, both when the transaction commits.
-const ADVANCE_COUNTER_SQL = "WITH advanced AS (UPDATE plant_event_counter SET last_pos = $1) SELECT pg_notify('plant_events', $1::text)";
-const STORED_SQL = 'SELECT id, name, tag FROM plants WHERE id = ANY($1::bigint[])';
 
-const differs = (plant: NewPlant, stored: { name: string; tag: string | null }) => stored.name !== plant.name || stored.tag !== (plant.tag ?? null);
-
-type Fault = { entry: Pending; stored: { name: string; tag: string | null } };
-
-// Ids repeated within the page: the statement cannot tell them apart, so they are compared here.
-function firstOfEachId(page: Pending[]): { unique: Pending[]; faults: Fault[] } {
-  const firstOfId = new Map<bigint, Pending>();
-  const unique: Pending[] = [];
-  const faults: Fault[] = [];
-  for (const entry of page) {
-    const earlier = firstOfId.get(entry.plant.id);
-    if (earlier === undefined) {
-      firstOfId.set(entry.plant.id, entry);
-      unique.push(entry);
-    } else if (faults.length === 0 && differs(entry.plant, { name: earlier.plant.name, tag: earlier.plant.tag ?? null })) {
-      faults.push({ entry, stored: { name: earlier.plant.name, tag: earlier.plant.tag ?? null } });
-    }
-  }
-  return { unique, faults };
-}
-
-/** Writes one page with positions after `lastPos`: answers how many plants it inserted, or throws its earliest conflict. */
-async function writePage(client: pg.Client, page: Pending[], lastPos: bigint, at: number): Promise<number> {
+/**
+ * Writes one page through the service's write path (each line a create, decided in line order, so a line
+ * repeating an id meets the plant the line above stored): answers how many plants it inserted, or throws the
+ * page's earliest conflict.
+ */
+async function writePage(client: pg.Client, page: Pending[], at: number): Promise<number> {
   if (page.length === 0) return 0;
-  const { unique, faults } = firstOfEachId(page);
-  const ids = unique.map((entry) => entry.plant.id.toString());
-  const created = await client.query<{ id: bigint }>(INSERT_SQL, [
-    ids,
-    unique.map((entry) => entry.plant.name),
-    unique.map((entry) => entry.plant.tag ?? null),
-    lastPos.toString(),
-    at,
-  ]);
-  const createdIds = new Set(created.rows.map((row) => row.id));
-  const already = unique.filter((entry) => !createdIds.has(entry.plant.id));
-  if (already.length > 0) {
-    const stored = await client.query<PlantRow>(STORED_SQL, [already.map((entry) => entry.plant.id.toString())]);
-    const byId = new Map(stored.rows.map((row) => [row.id, row]));
-    const first = already.find((entry) => {
-      const row = byId.get(entry.plant.id);
-      return row !== undefined && differs(entry.plant, row);
-    });
-    if (first !== undefined) faults.push({ entry: first, stored: byId.get(first.plant.id) as PlantRow });
+  const { applied, changed } = await applyWrites(client, page.map(({ plant }) => ({ write: { kind: 'create', plant } })), at);
+  const index = applied.findIndex(({ decision }) => decision.outcome === 'conflict');
+  const conflict = applied[index]?.decision;
+  if (conflict !== undefined && 'current' in conflict) {
+    const { line, plant } = page[index] as Pending;
+    throw new ImportError(conflictMessage(line, plant, { name: conflict.current.name, tag: conflict.current.tag ?? null }));
   }
-  // The earliest faulty line of the page, whether it differs from the table or from a line above it.
-  const fault = faults.sort((x, y) => x.entry.line - y.entry.line)[0];
-  if (fault !== undefined) throw new ImportError(conflictMessage(fault.entry.line, fault.entry.plant, fault.stored));
-  return created.rows.length;
+  return changed;
 }
 
 export async function importPostgres(options: PostgresOptions, lines: AsyncIterable<[string, number]>): Promise<ImportResult> {
@@ -138,18 +89,14 @@ export async function importPostgres(options: PostgresOptions, lines: AsyncItera
   const client = await connect(options);
   let read = 0;
   let inserted = 0;
-  let lastPos = 0n;
   const at = Date.now();
   const flush = async (page: Pending[]): Promise<void> => {
-    const count = await writePage(client, page, lastPos, at);
-    inserted += count;
-    lastPos += BigInt(count);
+    inserted += await writePage(client, page, at);
   };
   try {
     await client.query('BEGIN');
-    lastPos = (await client.query<{ last_pos: bigint }>(LOCK_COUNTER_SQL, [at])).rows[0]?.last_pos ?? 0n;
-    if (lastPos === 0n) lastPos = (await client.query<{ pos: bigint }>(MARK_SQL, [at])).rows[0]?.pos ?? 0n;
-    const firstPos = lastPos;
+    const lastPos = (await client.query<{ last_pos: bigint }>(LOCK_COUNTER_SQL, [at])).rows[0]?.last_pos ?? 0n;
+    if (lastPos === 0n) await client.query(MARK_SQL, [at]);
     const count = async () => Number((await client.query<{ n: bigint }>('SELECT count(*) AS n FROM plants')).rows[0]?.n ?? 0n);
     const before = await count();
     let page: Pending[] = [];
@@ -179,7 +126,6 @@ export async function importPostgres(options: PostgresOptions, lines: AsyncItera
     await flush(page);
     const after = await count();
     if (after !== before + inserted) throw new ImportError(`PostgreSQL holds ${after} plants after the import, expected ${before + inserted}; nothing was imported`);
-    if (lastPos !== firstPos) await client.query(ADVANCE_COUNTER_SQL, [lastPos.toString()]);
     await client.query('COMMIT');
     return { lines: read, inserted, unchanged: read - inserted, before, after };
   } catch (error) {

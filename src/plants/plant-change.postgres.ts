@@ -1,8 +1,9 @@
 /**
- * The PostgreSQL write path, shared by the repository's group commit and `plant-store import`: inside the
- * caller's transaction, take the feed's counter, read the batch's rows FOR UPDATE, decide each write with
- * plant.write-rule.ts in arrival order, then write what was decided (plants, change events and, given an outbox,
- * webhook events) in one statement. No rule lives here or in the database: only reads and writes of rows.
+ * The PostgreSQL write path, shared by the repository's group commit and `plant-store import`: read the batch's
+ * rows, decide each write with plant.write-rule.ts in arrival order, then write what was decided (plants, change
+ * events and, given an outbox, webhook events) in one statement, plants_write (migrations/postgres/008), which
+ * takes the feed's counter and writes only if the rows read are still as they were. No rule lives here or in the
+ * database: only reads and writes of rows.
  */
 import type pg from 'pg';
 import type { TraceContext } from '../tracing';
@@ -20,41 +21,25 @@ export type Applied = { decision: Decision; pos?: bigint };
 /** What a batch did: each write's decision in arrival order, and how many of them changed a plant. */
 export type AppliedBatch = { applied: Applied[]; changed: number };
 
-/** The client of the caller's transaction: a pooled client or the import's own connection. */
-type Queryable = Pick<pg.ClientBase, 'query'>;
+/** A pool (each statement its own transaction) or the import's connection inside its transaction. */
+type Queryable = { query: <R extends pg.QueryResultRow>(config: pg.QueryConfig) => Promise<pg.QueryResult<R>> };
 
-// The counter row (migrations/postgres/005), locked until the transaction ends and moved past a restore's mark
-// first (migrations/postgres/007): every writer of positions takes it, so batches of every replica and an import
-// apply one after the other. Its own statement: the rows are read by the next one, whose snapshot starts after
-// the lock is held, so it sees every plant the previous holder committed.
-const TAKE = { name: 'plant_positions_take', text: 'SELECT plant_positions_take($1) AS last_pos' };
-const READ = { name: 'plants_for_update', text: 'SELECT id, name, tag, version FROM plants WHERE id = ANY($1::bigint[]) FOR UPDATE' };
-
-// Each id a batch leaves with a plant is written once with its final values (inserted, or replaced); each it
-// leaves without one is deleted. The events carry the positions decided here; the counter is written back and
-// every replica's feed woken (NOTIFY is delivered at commit).
-const WRITE_PLANTS = `WITH put AS (
-  INSERT INTO plants (id, name, tag, version) SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[])
-  ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, tag = EXCLUDED.tag, version = EXCLUDED.version
-), removed AS (
-  DELETE FROM plants WHERE id = ANY($5::bigint[])
-), events AS (
-  INSERT INTO plant_events (pos, kind, plant_id, name, tag, prev_tag, at)
-  SELECT e.*, $12::bigint FROM unnest($6::bigint[], $7::text[], $8::bigint[], $9::text[], $10::text[], $11::text[]) AS e
-), counter AS (
-  UPDATE plant_event_counter SET last_pos = $13::bigint
-)`;
-const WRITE = { name: 'plants_write', text: `${WRITE_PLANTS}\nSELECT pg_notify('plant_events', $13::text)` };
-// The same with the batch's webhook events, in the order the outbox listed them (seq follows that order).
+// A read without a lock: plants_write checks under the counter that what the decisions rest on still holds.
+const READ = { name: 'plants_read', text: 'SELECT id, name, tag, version FROM plants WHERE id = ANY($1::bigint[])' };
+const WRITE_PLANTS = 'plants_write($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)';
+const WRITE = { name: 'plants_write', text: `SELECT ${WRITE_PLANTS} AS base` };
+// The same with the batch's webhook events, written only when plants_write wrote (MATERIALIZED: it runs once), in
+// the order the outbox listed them (seq follows that order).
 const WRITE_WITH_EVENTS = {
   name: 'plants_write_webhooks',
-  text: `${WRITE_PLANTS}, outbox AS (
+  text: `WITH applied AS MATERIALIZED (SELECT ${WRITE_PLANTS} AS base), outbox AS (
   INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, event_type, trace_context, next_attempt_at, created_at, updated_at)
   SELECT w.event_id, w.subscriber, w.plant_id, w.payload, w.event_type, w.trace, $20::bigint, $20::bigint, $20::bigint
-  FROM unnest($14::text[], $15::text[], $16::bigint[], $17::text[], $18::text[], $19::text[]) WITH ORDINALITY AS w(event_id, subscriber, plant_id, payload, event_type, trace, n)
+  FROM applied, unnest($14::text[], $15::text[], $16::bigint[], $17::text[], $18::text[], $19::text[]) WITH ORDINALITY AS w(event_id, subscriber, plant_id, payload, event_type, trace, n)
+  WHERE applied.base IS NOT NULL
   ORDER BY w.n
 )
-SELECT pg_notify('plant_events', $13::text)`,
+SELECT base FROM applied`,
 };
 
 // int8 columns as the caller's client parses them: bigint on the service's connections (src/db/postgres.ts),
@@ -68,14 +53,16 @@ function toRow({ id, name, tag, version }: Row): PlantRow {
   return row;
 }
 
-type Event = EventDraft & { pos: bigint };
 type Change = { decision: Extract<Decision, { event: EventDraft }>; pos: bigint; trace?: TraceContext };
 
-/** Decides each write against the row its id holds at that point of the batch; numbers each event after `lastPos`. */
-function decideAll(batch: readonly BatchWrite[], rows: Map<bigint, PlantRow | undefined>, lastPos: bigint) {
+/**
+ * Decides each write against the row its id holds at that point of the batch. Events are numbered 1, 2, … (a put
+ * row's version likewise): offsets from the position the write takes.
+ */
+function decideAll(batch: readonly BatchWrite[], rows: Map<bigint, PlantRow | undefined>) {
   const applied: Applied[] = [];
   const changes: Change[] = [];
-  let pos = lastPos;
+  let pos = 0n;
   for (const { write, trace } of batch) {
     const id = idOf(write);
     const current = rows.get(id);
@@ -89,32 +76,33 @@ function decideAll(batch: readonly BatchWrite[], rows: Map<bigint, PlantRow | un
     applied.push({ decision, pos });
     changes.push({ decision, pos, trace });
   }
-  return { applied, changes, lastPos: pos };
+  return { applied, changes };
 }
 
-/** The plants columns: each changed id's final row, or its removal. */
-function plantParams(changes: readonly Change[], rows: Map<bigint, PlantRow | undefined>): unknown[] {
+/** $2 to $13: each changed id as read (its version, null for none) and as left (its final row, or its removal), then the events. */
+function writeParams(changes: readonly Change[], read: Map<bigint, PlantRow>, rows: Map<bigint, PlantRow | undefined>): unknown[] {
+  const ids = [...new Set(changes.map(({ decision }) => decision.event.id))];
   const put: PlantRow[] = [];
   const removed: bigint[] = [];
-  for (const id of new Set(changes.map(({ decision }) => decision.event.id))) {
+  for (const id of ids) {
     const row = rows.get(id);
     if (row === undefined) removed.push(id);
     else put.push(row);
   }
-  return [put.map((p) => p.id), put.map((p) => p.name), put.map((p) => p.tag ?? null), put.map((p) => p.version), removed];
-}
-
-function eventParams(changes: readonly Change[], at: number, lastPos: bigint): unknown[] {
-  const events: Event[] = changes.map(({ decision, pos }) => ({ ...decision.event, pos }));
+  const events: EventDraft[] = changes.map(({ decision }) => decision.event);
   return [
-    events.map((e) => e.pos),
+    ids,
+    ids.map((id) => read.get(id)?.version ?? null),
+    put.map((p) => p.id),
+    put.map((p) => p.name),
+    put.map((p) => p.tag ?? null),
+    put.map((p) => p.version),
+    removed,
     events.map((e): ChangeKind => e.kind),
     events.map((e) => e.id),
     events.map((e) => e.name ?? null),
     events.map((e) => e.tag ?? null),
     events.map((e) => e.prevTag ?? null),
-    at,
-    lastPos,
   ];
 }
 
@@ -136,19 +124,42 @@ function webhookParams(changes: readonly Change[], outbox: PostgresPlantOutbox):
   return [...columns, at];
 }
 
+async function readRows(client: Queryable, batch: readonly BatchWrite[]): Promise<Map<bigint, PlantRow>> {
+  const { rows } = await client.query<Row>({ ...READ, values: [[...new Set(batch.map(({ write }) => idOf(write)))]] });
+  return new Map(rows.map((row) => [BigInt(row.id), toRow(row)]));
+}
+
 /**
- * Applies a batch inside the caller's open transaction; the caller commits. Writes nothing when no write changes
- * a plant (retries, conflicts, stale or missing edits), but still holds the counter until its transaction ends.
+ * One attempt: decide from the rows as read (or, `guess`, as none: what a create's id usually holds), then write;
+ * undefined when a row is not as the decisions assumed, and nothing was written.
+ */
+async function attempt(client: Queryable, batch: readonly BatchWrite[], at: number, guess: boolean, outbox?: PostgresPlantOutbox): Promise<AppliedBatch | undefined> {
+  const read = guess ? new Map<bigint, PlantRow>() : await readRows(client, batch);
+  const rows = new Map<bigint, PlantRow | undefined>(read);
+  const { applied, changes } = decideAll(batch, rows);
+  if (changes.length === 0) return { applied, changed: 0 };
+  const values = [at, ...writeParams(changes, read, rows)];
+  const written =
+    outbox === undefined
+      ? await client.query<{ base: Int8 | null }>({ ...WRITE, values })
+      : await client.query<{ base: Int8 | null }>({ ...WRITE_WITH_EVENTS, values: values.concat(webhookParams(changes, outbox)) });
+  const base = written.rows[0]?.base;
+  if (base === null || base === undefined) return undefined;
+  for (const entry of applied) if (entry.pos !== undefined) entry.pos += BigInt(base);
+  return { applied, changed: changes.length };
+}
+
+/**
+ * Applies a batch: each statement its own transaction on a pool, or inside the caller's (the import's). A batch of
+ * creates alone is first decided as if none of its ids held a plant, so the usual create costs the write alone
+ * (one round trip). When a row is not as assumed (a retried create, or another batch or replica wrote it since
+ * the read), nothing was written, and the batch is read and decided again.
  */
 export async function applyWrites(client: Queryable, batch: readonly BatchWrite[], at: number, outbox?: PostgresPlantOutbox): Promise<AppliedBatch> {
-  const taken = await client.query<{ last_pos: Int8 }>({ ...TAKE, values: [at] });
-  const ids = [...new Set(batch.map(({ write }) => idOf(write)))];
-  const read = await client.query<Row>({ ...READ, values: [ids] });
-  const rows = new Map<bigint, PlantRow | undefined>(read.rows.map((row) => [BigInt(row.id), toRow(row)]));
-  const { applied, changes, lastPos } = decideAll(batch, rows, BigInt(taken.rows[0]?.last_pos ?? 0));
-  if (changes.length === 0) return { applied, changed: 0 };
-  const values = [...plantParams(changes, rows), ...eventParams(changes, at, lastPos)];
-  if (outbox === undefined) await client.query({ ...WRITE, values });
-  else await client.query({ ...WRITE_WITH_EVENTS, values: values.concat(webhookParams(changes, outbox)) });
-  return { applied, changed: changes.length };
+  let guess = batch.every(({ write }) => write.kind === 'create');
+  for (;;) {
+    const done = await attempt(client, batch, at, guess, outbox);
+    if (done !== undefined) return done;
+    guess = false;
+  }
 }

@@ -43,12 +43,6 @@ export function isUnavailable(error: unknown): boolean {
   return typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message);
 }
 
-/** An error after which a connection cannot be trusted with another statement: no SQLSTATE, or a lost session. */
-function isBroken(error: unknown): boolean {
-  const { code } = (error ?? {}) as { code?: unknown };
-  return typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code) || /^(08|57P)/.test(code);
-}
-
 function translate(error: unknown): Error {
   if (error instanceof AppError) return error;
   if (isUnavailable(error)) return new AppError('store_unavailable', undefined, { cause: error });
@@ -66,10 +60,10 @@ function toEvent(row: EventRow): ChangeEvent {
 const notMigrated = () => new AppError('store_unavailable', 'The store is not migrated yet; nothing was read or written. Retry later.');
 
 /**
- * Group commit on PostgreSQL: creates, edits and deletes that arrive in one event-loop turn share one
- * transaction on one pooled connection (plant-change.postgres.ts): the feed's counter taken, the batch's rows
- * read FOR UPDATE, each write decided by plant.write-rule.ts in arrival order, the decided rows, events and
- * (given an outbox, webhooks configured) webhook events written in one statement, then COMMIT; each caller is
+ * Group commit on PostgreSQL: creates, edits and deletes that arrive in one event-loop turn are decided together
+ * (plant-change.postgres.ts): the batch's rows read, each write decided by plant.write-rule.ts in arrival order,
+ * then the decided rows, events and (given an outbox, webhooks configured) webhook events written in one
+ * statement, one transaction that takes the feed's counter and checks the rows read still hold; each caller is
  * answered after that commit (synchronous_commit=on). The counter makes the batches of every replica apply one
  * after the other.
  */
@@ -228,24 +222,9 @@ export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
     );
   };
 
-  /**
-   * One batch's transaction on one pooled connection. On failure it rolls back and the connection returns to the
-   * pool; a connection that cannot say ROLLBACK (lost, or timed out mid-statement) is released with its error,
-   * which ends it, and PostgreSQL rolls back what it held.
-   */
+  /** One batch on the pool: its write is one statement, so one transaction that holds the counter only inside PostgreSQL. */
   private async transaction(batch: BatchWrite[]): Promise<AppliedBatch> {
     if (!this.ready) throw notMigrated();
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await applyWrites(client, batch, Date.now(), this.outbox);
-      await client.query('COMMIT');
-      client.release();
-      return result;
-    } catch (error) {
-      if (isBroken(error)) client.release(error as Error);
-      else await client.query('ROLLBACK').then(() => client.release(), (lost: unknown) => client.release(lost as Error));
-      throw error;
-    }
+    return applyWrites(this.pool, batch, Date.now(), this.outbox);
   }
 }
