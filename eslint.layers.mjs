@@ -3,9 +3,10 @@
 
 /**
  * The ground floor: imported by everyone, imports nothing of the service but itself. openapi-responses.ts is here
- * so each resource can write its OpenAPI paths beside its routes (src/plants/plant.openapi.ts).
+ * so each resource can write its OpenAPI paths beside its routes (src/plants/plant.openapi.ts); change-outbox.ts so
+ * a resource's repository and the webhook outbox share a port without importing each other.
  */
-export const GROUND = ['src/config', 'src/errors.ts', 'src/logger.ts', 'src/lifecycle.ts', 'src/tracing.ts', 'src/request-locals.ts', 'src/openapi-responses.ts'];
+export const GROUND = ['src/config', 'src/errors.ts', 'src/logger.ts', 'src/lifecycle.ts', 'src/tracing.ts', 'src/request-locals.ts', 'src/openapi-responses.ts', 'src/change-outbox.ts'];
 
 /** Each room and the rooms it may import besides itself and the ground; everything else in src/ is refused. */
 export const LAYERS = {

@@ -6,7 +6,8 @@ export { BackupScheduler, type BackupObserver, type BackupSchedule } from './sch
 export { backupStore, type BackupResult } from './backup';
 export { restoreStore, type RestoreResult } from './restore';
 export { BackupError } from './store-file';
-export { ImportError, readLines } from './plant-lines';
+export { readLines } from './plant-lines';
+export { ImportError } from '../plants/plant.transfer';
 export { exportSqlite, importSqlite } from './sqlite-plants';
 export { exportPostgres, importPostgres } from './postgres-plants';
-export type { ImportResult, PlantExport } from './plant-transfer';
+export type { ImportResult, PlantExport } from '../plants/plant.transfer';

@@ -5,12 +5,8 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { parseJson } from '../http/parse-json';
-import { plantLine } from '../plants/plant.json';
 import { newPlantSchema, type NewPlant } from '../plants/plant.schemas';
-
-export class ImportError extends Error {}
-
-export type PlantRow = { id: bigint; name: string; tag: string | null };
+import { ImportError } from '../plants/plant.transfer';
 
 export function parsePlantLine(text: string, line: number): NewPlant {
   let value: unknown;
@@ -89,12 +85,4 @@ function lineText(raw: string, line: number): string {
   const text = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
   if (text.trim() === '') throw new ImportError(`line ${line}: empty; one plant per line`);
   return text;
-}
-
-/** How a line that meets a stored plant with the same id but other fields is refused. */
-export function conflictMessage(line: number, incoming: NewPlant, stored: { name: string; tag: string | null }): string {
-  return (
-    `line ${line}: plant ${incoming.id} is stored as ${plantLine({ id: incoming.id, ...stored }).trim()}, ` +
-    'and this line differs; nothing was imported'
-  );
 }

@@ -8,8 +8,8 @@
 import type pg from 'pg';
 import type { TraceContext } from '../tracing';
 import type { ChangeKind } from './plant-events';
-import { deletedPlantJson, plantJson } from './plant.json';
-import type { BatchOperation, PostgresPlantOutbox } from './plant.outbox';
+import type { ChangeOutboxRows } from '../change-outbox';
+import { changeEntry } from './plant.outbox';
 import { decideWrite, idOf, rowAfter, type Decision, type EventDraft, type PlantRow, type PlantWrite } from './plant.write-rule';
 
 /** One write of a batch and the trace its webhook events carry. */
@@ -106,22 +106,19 @@ function writeParams(changes: readonly Change[], read: Map<bigint, PlantRow>, ro
   ];
 }
 
-const outboxView = ({ decision, trace }: Change): BatchOperation =>
-  decision.outcome === 'created'
-    ? { kind: 'created', plant: decision.put, trace }
-    : { kind: decision.outcome, id: decision.event.id, trace };
-
-/** The webhook columns: one row per event the outbox answers, its body whole as the subscriber receives it. */
-function webhookParams(changes: readonly Change[], outbox: PostgresPlantOutbox): unknown[] {
-  const { operations, at } = outbox.eventsOf(changes.map(outboxView));
-  const columns: unknown[][] = [[], [], [], [], [], []];
-  operations.forEach(({ events, body, type, trace }, index) => {
-    const { decision } = changes[index] as Change;
-    const payload =
-      'whole' in body ? body.whole : body.before + ('put' in decision ? plantJson(decision.put) : deletedPlantJson(decision.event.id)) + body.after;
-    for (const event of events) [event.id, event.subscriber, decision.event.id, payload, type, trace].forEach((value, c) => columns[c]?.push(value));
-  });
-  return [...columns, at];
+/** $14 to $20: the outbox rows of the batch's changes (plant.outbox.ts writes each change's entry), then their time. */
+function webhookParams(changes: readonly Change[], outbox: ChangeOutboxRows, at: number): unknown[] {
+  const entries = changes.flatMap(({ decision, trace }) => changeEntry(decision, trace) ?? []);
+  const rows = outbox.rowsOf(entries);
+  return [
+    rows.map((row) => row.eventId),
+    rows.map((row) => row.subscriber),
+    rows.map((row) => row.subject),
+    rows.map((row) => row.payload),
+    rows.map((row) => row.type),
+    rows.map((row) => row.trace),
+    at,
+  ];
 }
 
 async function readRows(client: Queryable, batch: readonly BatchWrite[]): Promise<Map<bigint, PlantRow>> {
@@ -133,7 +130,7 @@ async function readRows(client: Queryable, batch: readonly BatchWrite[]): Promis
  * One attempt: decide from the rows as read (or, `guess`, as none: what a create's id usually holds), then write;
  * undefined when a row is not as the decisions assumed, and nothing was written.
  */
-async function attempt(client: Queryable, batch: readonly BatchWrite[], at: number, guess: boolean, outbox?: PostgresPlantOutbox): Promise<AppliedBatch | undefined> {
+async function attempt(client: Queryable, batch: readonly BatchWrite[], at: number, guess: boolean, outbox?: ChangeOutboxRows): Promise<AppliedBatch | undefined> {
   const read = guess ? new Map<bigint, PlantRow>() : await readRows(client, batch);
   const rows = new Map<bigint, PlantRow | undefined>(read);
   const { applied, changes } = decideAll(batch, rows);
@@ -142,7 +139,7 @@ async function attempt(client: Queryable, batch: readonly BatchWrite[], at: numb
   const written =
     outbox === undefined
       ? await client.query<{ base: Int8 | null }>({ ...WRITE, values })
-      : await client.query<{ base: Int8 | null }>({ ...WRITE_WITH_EVENTS, values: values.concat(webhookParams(changes, outbox)) });
+      : await client.query<{ base: Int8 | null }>({ ...WRITE_WITH_EVENTS, values: values.concat(webhookParams(changes, outbox, at)) });
   const base = written.rows[0]?.base;
   if (base === null || base === undefined) return undefined;
   for (const entry of applied) if (entry.pos !== undefined) entry.pos += BigInt(base);
@@ -155,7 +152,7 @@ async function attempt(client: Queryable, batch: readonly BatchWrite[], at: numb
  * (one round trip). When a row is not as assumed (a retried create, or another batch or replica wrote it since
  * the read), nothing was written, and the batch is read and decided again.
  */
-export async function applyWrites(client: Queryable, batch: readonly BatchWrite[], at: number, outbox?: PostgresPlantOutbox): Promise<AppliedBatch> {
+export async function applyWrites(client: Queryable, batch: readonly BatchWrite[], at: number, outbox?: ChangeOutboxRows): Promise<AppliedBatch> {
   let guess = batch.every(({ write }) => write.kind === 'create');
   for (;;) {
     const done = await attempt(client, batch, at, guess, outbox);

@@ -7,26 +7,24 @@ import type {
   DeleteOutcome,
   Expected,
   FoundPlant,
-  InsertOutcome,
+  CreateOutcome,
   PlantPatch,
   PlantRepository,
   PlantsPage,
-  StoredPlant,
   UpdateOutcome,
+  WriteOutcome,
 } from './plant.repository';
 import { GroupCommit, type Queued } from '../db/group-commit';
 import { plantJson, plantsJson } from './plant.json';
 import { applyWrites, type Applied, type AppliedBatch, type BatchWrite } from './plant-change.postgres';
-import type { PostgresPlantOutbox } from './plant.outbox';
-import { INT64_MAX, INT64_MIN, type ListQuery, type NewPlant, type Plant } from './plant.schemas';
-import type { PlantRow } from './plant.write-rule';
+import type { ChangeOutboxRows } from '../change-outbox';
+import { INT64_MAX, INT64_MIN, type ListQuery, type NewPlant } from './plant.schemas';
+import { answerOf, type PlantWrite } from './plant.write-rule';
 import { ignoreStore, type StoreObserver } from './store-observer';
 
 type Row = { id: bigint; name: string; tag: string | null };
 type EventRow = { pos: bigint; kind: ChangeKind; plant_id: bigint; name: string | null; tag: string | null; prev_tag: string | null; at: bigint };
 
-const plantOf = ({ name, tag }: StoredPlant): Plant => (tag === undefined ? { name } : { name, tag });
-const storedOf = ({ id, name, tag }: PlantRow): StoredPlant => (tag === undefined ? { id, name } : { id, name, tag });
 
 // SQLSTATE classes and codes that say "not now" rather than "bug": 08 connection exception, 53 insufficient
 // resources, 57 operator intervention (admin shutdown, cannot connect now, statement timeout), 40001 and 40P01
@@ -77,7 +75,7 @@ export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
     private readonly logger: Logger,
     private readonly deadlineMs: number,
     private readonly observer: StoreObserver = ignoreStore,
-    private readonly outbox?: PostgresPlantOutbox,
+    private readonly outbox?: ChangeOutboxRows,
   ) {}
 
   /** Called once the migrations are applied; before that every operation answers 503. */
@@ -85,24 +83,22 @@ export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
     this.ready = true;
   }
 
-  async insertOrGet(plant: NewPlant, context?: ChangeContext): Promise<InsertOutcome> {
-    const { decision, pos } = await this.queue.submit({ write: { kind: 'create', plant }, trace: context?.trace });
-    if (decision.outcome === 'created') return { created: true, stored: plantOf(decision.put), version: pos as bigint };
-    if ('current' in decision) return { created: false, stored: plantOf(decision.current), version: decision.current.version };
-    throw new Error(`plant ${plant.id} neither inserted nor found`);
+  async create(plant: NewPlant, context?: ChangeContext): Promise<CreateOutcome> {
+    return this.write({ kind: 'create', plant }, context) as Promise<CreateOutcome>;
   }
 
   async update(id: bigint, patch: PlantPatch, expected?: Expected, context?: ChangeContext): Promise<UpdateOutcome> {
-    const { decision, pos } = await this.queue.submit({ write: { kind: 'update', id, patch, expected }, trace: context?.trace });
-    if (decision.outcome === 'updated') return { outcome: 'updated', stored: decision.put, version: pos as bigint };
-    if (decision.outcome === 'stale') return { outcome: 'stale', version: decision.current.version };
-    if (decision.outcome === 'unchanged') return { outcome: 'updated', stored: storedOf(decision.current), version: decision.current.version };
-    return { outcome: 'missing' };
+    return this.write({ kind: 'update', id, patch, expected }, context) as Promise<UpdateOutcome>;
   }
 
   async delete(id: bigint, expected?: Expected, context?: ChangeContext): Promise<DeleteOutcome> {
-    const { decision } = await this.queue.submit({ write: { kind: 'delete', id, expected }, trace: context?.trace });
-    return decision.outcome === 'deleted' || decision.outcome === 'stale' ? decision.outcome : 'missing';
+    return this.write({ kind: 'delete', id, expected }, context) as Promise<DeleteOutcome>;
+  }
+
+  /** Resolves with the write's answer once the commit that holds it is durable. */
+  private async write(write: PlantWrite, context: ChangeContext | undefined): Promise<WriteOutcome> {
+    const { decision, pos } = await this.queue.submit({ write, trace: context?.trace });
+    return answerOf(decision, pos);
   }
 
   /**

@@ -1,29 +1,28 @@
 import type Database from 'better-sqlite3';
+import type { ChangeOutbox } from '../change-outbox';
 import type { Db } from '../db/database';
+import { GroupCommit, type Queued } from '../db/group-commit';
 import type { Logger } from '../logger';
 import { AppError } from '../errors';
 import { isStoreFault, type SqliteHealth } from '../db/sqlite-health';
+import { sqliteChangeApplier, type ChangeWrite, type Positions } from './plant-change.sqlite';
 import type { ChangeEvent, ChangeSignal, EventBounds, PlantEventLog } from './plant-events';
 import { SqliteEventLog } from './plant-events.sqlite';
 import { plantJsonSqlite } from './plant.json';
 import type {
   ChangeContext,
+  CreateOutcome,
   DeleteOutcome,
   Expected,
   FoundPlant,
-  InsertOutcome,
   PlantPatch,
   PlantRepository,
   PlantsPage,
   UpdateOutcome,
+  WriteOutcome,
 } from './plant.repository';
-import type { PlantOutbox } from './plant.outbox';
-import type { ListQuery, NewPlant, Plant } from './plant.schemas';
+import type { ListQuery, NewPlant } from './plant.schemas';
 import { ignoreStore, type StoreObserver } from './store-observer';
-
-type Row = { name: string; tag: string | null; version: bigint };
-
-const toPlant = (row: Pick<Row, 'name' | 'tag'>): Plant => (row.tag === null ? { name: row.name } : { name: row.name, tag: row.tag });
 
 // A plant as JSON text, written by SQLite: plantJson's bytes (plant.json.ts), with no row object per plant.
 const PLANT_JSON = plantJsonSqlite({ id: 'id', name: 'name', tag: 'tag' });
@@ -49,63 +48,7 @@ function translateRead(error: unknown): Error {
   return translated instanceof AppError ? new AppError('store_unavailable', 'The store cannot be read now; retry later.', { cause: error }) : translated;
 }
 
-// One write of a batch, answered with its own outcome.
-type Pending =
-  | { kind: 'c'; plant: NewPlant; context?: ChangeContext; resolve: (outcome: InsertOutcome) => void; reject: (error: Error) => void }
-  | { kind: 'u'; id: bigint; patch: PlantPatch; expected?: Expected; context?: ChangeContext; resolve: (outcome: UpdateOutcome) => void; reject: (error: Error) => void }
-  | { kind: 'd'; id: bigint; expected?: Expected; context?: ChangeContext; resolve: (outcome: DeleteOutcome) => void; reject: (error: Error) => void };
-type Outcome = InsertOutcome | UpdateOutcome | DeleteOutcome;
-
-const matches = (expected: Expected | undefined, version: bigint) => expected === undefined || expected.includes(version);
-
-/** The write statements, prepared once; each runs inside a batch's transaction. */
-function prepareWrites(db: Db) {
-  return {
-    insert: db.prepare<[bigint, string, string | null, bigint]>('INSERT INTO plants (id, name, tag, version) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING'),
-    select: db.prepare<[bigint], Row>('SELECT name, tag, version FROM plants WHERE id = ?'),
-    update: db.prepare<[string, string | null, bigint, bigint]>('UPDATE plants SET name = ?, tag = ?, version = ? WHERE id = ?'),
-    remove: db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?'),
-  };
-}
-
-/** The repository's position counter: the next position to be taken, and taking it for an event. */
-type Positions = { next: () => bigint; record: (event: Omit<ChangeEvent, 'pos'>) => bigint };
-
-/** One write's change and event, run inside the batch's transaction: no other write can run between a check and its change. */
-function writeApplier({ insert, select, update, remove }: ReturnType<typeof prepareWrites>, positions: Positions, outbox?: PlantOutbox) {
-  return (write: Pending, at: number): Outcome => {
-    if (write.kind === 'c') {
-      const { plant } = write;
-      if (insert.run(plant.id, plant.name, plant.tag ?? null, positions.next()).changes === 1) {
-        const version = positions.record({ kind: 'created', id: plant.id, name: plant.name, tag: plant.tag, at });
-        // Transactional outbox: the plant's webhook events commit or roll back with it.
-        outbox?.recordCreated(plant, write.context?.trace);
-        return { created: true, stored: toPlant({ name: plant.name, tag: plant.tag ?? null }), version };
-      }
-      const row = select.get(plant.id);
-      if (row === undefined) throw new Error(`plant ${plant.id} neither inserted nor found`);
-      return { created: false, stored: toPlant(row), version: row.version };
-    }
-    const row = select.get(write.id);
-    if (row === undefined) return write.kind === 'u' ? { outcome: 'missing' } : 'missing';
-    if (!matches(write.expected, row.version)) return write.kind === 'u' ? { outcome: 'stale', version: row.version } : 'stale';
-    const tag = row.tag ?? undefined;
-    if (write.kind === 'd') {
-      remove.run(write.id);
-      positions.record({ kind: 'deleted', id: write.id, tag, at });
-      outbox?.recordChanged('deleted', { id: write.id, name: row.name }, write.context?.trace);
-      return 'deleted';
-    }
-    const name = write.patch.name ?? row.name;
-    const next = write.patch.tag === undefined ? tag : (write.patch.tag ?? undefined);
-    const version = positions.next();
-    update.run(name, next ?? null, version, write.id);
-    positions.record({ kind: 'updated', id: write.id, name, tag: next, prevTag: tag, at });
-    const stored = next === undefined ? { id: write.id, name } : { id: write.id, name, tag: next };
-    outbox?.recordChanged('updated', stored, write.context?.trace);
-    return { outcome: 'updated', stored, version };
-  };
-}
+type Batch = Queued<ChangeWrite, WriteOutcome>[];
 
 /**
  * Group commit: creates, edits and deletes that arrive in one event-loop turn share one transaction and so one
@@ -113,19 +56,20 @@ function writeApplier({ insert, select, update, remove }: ReturnType<typeof prep
  * after the commit that holds its write. A write that fails on its own (a bug, not a full or locked store) fails
  * alone: its savepoint undoes the change and its event together. Reads are plain synchronous SELECTs on the same
  * connection: they run between commits, never inside one, so a read waits at most for the commit already running.
- * Positions are counted here (`lastPos`), taken from the file's record at the start of each batch (an import may
- * have written events since), and put back when a write rolls back.
+ * Each write is read, decided and written by plant-change.sqlite.ts, the path `plant-store import` takes too.
+ * Positions are counted here (`positions.last`), taken from the file's record at the start of each batch (an
+ * import may have written events since), and put back when a write rolls back.
  */
 export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
-  private pending: Pending[] = [];
-  private readonly commitBatch: Database.Transaction<(batch: Pending[]) => (Outcome | Error)[]>;
+  private readonly queue = new GroupCommit<ChangeWrite, WriteOutcome>((batch) => this.commit(batch));
+  private readonly commitBatch: Database.Transaction<(batch: Batch) => (WriteOutcome | Error)[]>;
   private readonly byId: Database.Statement<[bigint], { json: string; version: bigint }>;
   private readonly first: Database.Statement<[number], string>;
   private readonly after: Database.Statement<[bigint, number], string>;
   private readonly firstOfTag: Database.Statement<[string, number], string>;
   private readonly afterOfTag: Database.Statement<[string, bigint, number], string>;
   private readonly events: SqliteEventLog;
-  private lastPos: bigint;
+  private readonly positions: Positions;
   private readonly listeners = new Set<() => void>();
 
   constructor(
@@ -133,10 +77,10 @@ export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
     private readonly logger: Logger,
     private readonly health: SqliteHealth,
     private readonly observer: StoreObserver = ignoreStore,
-    outbox?: PlantOutbox,
+    outbox?: ChangeOutbox,
   ) {
     this.events = new SqliteEventLog(db);
-    this.lastPos = this.events.lastWritten();
+    this.positions = { last: this.events.lastWritten() };
     this.byId = db.prepare<[bigint], { json: string; version: bigint }>(`SELECT ${PLANT_JSON} AS json, version FROM plants WHERE id = ?`);
     // Keyset paging: each page is a range scan of the rowid (or of plants_by_tag), whatever its depth.
     // Rows of one string each, joined here: cheaper than json_group_array, and in the statement's own order.
@@ -144,26 +88,19 @@ export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
     this.after = db.prepare<[bigint, number], string>(pageSql('WHERE id > ?')).pluck();
     this.firstOfTag = db.prepare<[string, number], string>(pageSql('WHERE tag = ?')).pluck();
     this.afterOfTag = db.prepare<[string, bigint, number], string>(pageSql('WHERE tag = ? AND id > ?')).pluck();
-    const positions: Positions = {
-      next: () => this.lastPos + 1n,
-      record: (event) => {
-        this.lastPos += 1n;
-        this.events.write({ ...event, pos: this.lastPos });
-        return this.lastPos;
-      },
-    };
+    const positions = this.positions;
     // A nested transaction is a savepoint: a write that throws takes its event (and its position) back with it.
-    const applyOne = db.transaction(writeApplier(prepareWrites(db), positions, outbox));
-    this.commitBatch = db.transaction((batch: Pending[]) => {
+    const applyOne = db.transaction(sqliteChangeApplier(db, this.events, positions, outbox));
+    this.commitBatch = db.transaction((batch: Batch) => {
       // Read again under the write lock: `plant-store import` numbers the events it writes after the same record.
-      this.lastPos = this.events.lastWritten();
+      positions.last = this.events.lastWritten();
       const at = Date.now();
-      return batch.map((write) => {
-        const before = this.lastPos;
+      return batch.map(({ op }) => {
+        const before = positions.last;
         try {
-          return applyOne(write, at);
+          return applyOne(op, at);
         } catch (error) {
-          this.lastPos = before;
+          positions.last = before;
           const translated = translate(error);
           // A store that cannot take writes fails the whole batch: rethrown, the transaction rolls back.
           if (translated instanceof AppError) throw error;
@@ -173,16 +110,16 @@ export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
     });
   }
 
-  insertOrGet(plant: NewPlant, context?: ChangeContext): Promise<InsertOutcome> {
-    return new Promise((resolve, reject) => this.enqueue({ kind: 'c', plant, context, resolve, reject }));
+  create(plant: NewPlant, context?: ChangeContext): Promise<CreateOutcome> {
+    return this.queue.submit({ kind: 'create', plant, trace: context?.trace }) as Promise<CreateOutcome>;
   }
 
   update(id: bigint, patch: PlantPatch, expected?: Expected, context?: ChangeContext): Promise<UpdateOutcome> {
-    return new Promise((resolve, reject) => this.enqueue({ kind: 'u', id, patch, expected, context, resolve, reject }));
+    return this.queue.submit({ kind: 'update', id, patch, expected, trace: context?.trace }) as Promise<UpdateOutcome>;
   }
 
   delete(id: bigint, expected?: Expected, context?: ChangeContext): Promise<DeleteOutcome> {
-    return new Promise((resolve, reject) => this.enqueue({ kind: 'd', id, expected, context, resolve, reject }));
+    return this.queue.submit({ kind: 'delete', id, expected, trace: context?.trace }) as Promise<DeleteOutcome>;
   }
 
   // Reads answer at once: a synchronous SELECT, wrapped in the promise the store contract asks for.
@@ -240,26 +177,19 @@ export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
     return () => this.listeners.delete(wake);
   };
 
-  private enqueue(write: Pending): void {
-    if (this.pending.push(write) === 1) setImmediate(this.flush);
-  }
-
-  private readonly flush = (): void => {
-    const batch = this.pending;
-    this.pending = [];
+  private commit(batch: Batch): void {
     const started = performance.now();
-    const firstPos = this.lastPos;
-    let outcomes: (Outcome | Error)[];
+    const firstPos = this.positions.last;
+    let outcomes: (WriteOutcome | Error)[];
     try {
       this.health.verifyFile();
       outcomes = this.commitBatch.immediate(batch);
       this.health.committed();
     } catch (error) {
-      this.lastPos = firstPos;
+      this.positions.last = firstPos;
       const retryInMs = this.health.retryDelay(error);
       if (retryInMs !== undefined) {
-        this.pending = batch.concat(this.pending);
-        setTimeout(this.flush, retryInMs);
+        this.queue.retry(batch, retryInMs);
         return;
       }
       this.observer.failed(error);
@@ -270,10 +200,10 @@ export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
     this.observer.committed(batch.length, (performance.now() - started) / 1000);
     this.logger.debug({ rows: batch.length, ms: Math.round((performance.now() - started) * 100) / 100 }, 'group commit');
     outcomes.forEach((outcome, index) => {
-      const { resolve, reject } = batch[index] as Pending;
+      const { resolve, reject } = batch[index] as Batch[number];
       if (outcome instanceof Error) reject(outcome);
-      else (resolve as (outcome: Outcome) => void)(outcome);
+      else resolve(outcome);
     });
-    if (this.lastPos !== firstPos) for (const wake of this.listeners) wake();
-  };
+    if (this.positions.last !== firstPos) for (const wake of this.listeners) wake();
+  }
 }

@@ -1,8 +1,5 @@
 import type { TraceContext } from '../tracing';
-import type { ListQuery, NewPlant, Plant } from './plant.schemas';
-
-/** `version` is the position of the plant's last change in the feed: its ETag. */
-export type InsertOutcome = { created: boolean; stored: Plant; version: bigint };
+import type { ListQuery, NewPlant } from './plant.schemas';
 
 /**
  * A JSON Merge Patch already parsed: `name` replaces the name when given; `tag` replaces the tag when given, and
@@ -16,12 +13,19 @@ export type PlantPatch = { name?: string; tag?: string | null };
  */
 export type Expected = readonly bigint[];
 
-export type UpdateOutcome =
-  | { outcome: 'updated'; stored: StoredPlant; version: bigint }
-  | { outcome: 'missing' }
-  | { outcome: 'stale'; version: bigint };
+/** A plant as stored and its version: the position of its last change in the feed, its ETag. */
+type Answered<Outcome extends string> = { outcome: Outcome; stored: StoredPlant; version: bigint };
 
-export type DeleteOutcome = 'deleted' | 'missing' | 'stale';
+/**
+ * What a write answers: the outcome plant.write-rule.ts decided, committed. `created` and `updated` with the plant
+ * as now stored and its new version; `replayed` (a create equal to what is stored), `conflict` (a create under an
+ * id that holds another plant) and `unchanged` (an edit that leaves the plant as it is) with the plant as stored
+ * and its version, having written nothing; `stale` with the current version; `missing` and `deleted` alone.
+ */
+export type CreateOutcome = Answered<'created' | 'replayed' | 'conflict'>;
+export type UpdateOutcome = Answered<'updated' | 'unchanged'> | { outcome: 'missing' } | { outcome: 'stale'; version: bigint };
+export type DeleteOutcome = { outcome: 'deleted' | 'missing' } | { outcome: 'stale'; version: bigint };
+export type WriteOutcome = CreateOutcome | UpdateOutcome | DeleteOutcome;
 
 /** One plant as a read answers it: its JSON text (a StoredPlant) and its version. */
 export type FoundPlant = { json: string; version: bigint };
@@ -49,19 +53,19 @@ export type ChangeContext = { trace?: TraceContext };
  */
 export type PlantRepository = {
   /**
-   * Inserts the plant unless its id exists; either way answers what is stored under the id, once committed.
-   * Creates for the same id that arrive together see each other in arrival order. A store that writes webhook
-   * events stores `context.trace` with the plant's events (the outbox's trace_context), when given.
+   * Stores the plant unless its id holds one; answers `created`, `replayed` or `conflict` with what is stored
+   * under the id, once committed. Creates for the same id that arrive together see each other in arrival order.
+   * A store that writes webhook events stores `context.trace` with the plant's events, when given.
    */
-  insertOrGet(plant: NewPlant, context?: ChangeContext): Promise<InsertOutcome>;
+  create(plant: NewPlant, context?: ChangeContext): Promise<CreateOutcome>;
   /** The plant's JSON text (a StoredPlant) and version, or undefined when no plant has the id. */
   findById(id: bigint): Promise<FoundPlant | undefined>;
   /** Ascending id, ids greater than `after` when given, only `tag` when given, at most `limit` plants. */
   list(query: ListQuery): Promise<PlantsPage>;
   /**
    * Applies the patch when the plant exists (and its version is one of `expected`, when given), as one step with
-   * the check; resolves after the commit. Every applied edit is a new version and a plant.updated event, even
-   * one that leaves the values as they were.
+   * the check; resolves after the commit. An edit that changes something is a new version and a plant.updated
+   * event; one that leaves the plant as it is answers `unchanged` and writes nothing (no version, no event).
    */
   update(id: bigint, patch: PlantPatch, expected?: Expected, context?: ChangeContext): Promise<UpdateOutcome>;
   /**

@@ -6,19 +6,6 @@ const notFound = (id: bigint) => new AppError('plant_not_found', `id: no plant h
 const stale = (id: bigint, version: bigint) =>
   new AppError('precondition_failed', `If-Match: plant ${id} has changed (its ETag is now "${version}"); nothing was changed. GET it again, then retry with its new ETag.`);
 
-/**
- * The plant a read found, from its JSON text: only name and tag are taken from it, since JSON.parse may round an
- * id past 2^53; the id is the one asked for.
- */
-function storedOf(id: bigint, json: string): StoredPlant {
-  const { name, tag } = JSON.parse(json) as { name: string; tag?: string };
-  return tag === undefined ? { id, name } : { id, name, tag };
-}
-
-/** The merge of RFC 7396 as the stores apply it (a member left out keeps its value, a null tag removes it), changing nothing. */
-const leavesAsIs = (plant: StoredPlant, patch: PlantPatch): boolean =>
-  (patch.name === undefined || patch.name === plant.name) && (patch.tag === undefined || (patch.tag ?? undefined) === plant.tag);
-
 /** A plant and its version: the ETag of the response that carries it. */
 export type Versioned<T> = { plant: T; version: bigint };
 
@@ -30,8 +17,8 @@ export class PlantService {
    * create replayed after an edit differs from what is stored, so it is a conflict too and changes nothing.
    */
   async create(plant: NewPlant, context?: ChangeContext): Promise<Versioned<Plant>> {
-    const { created, stored, version } = await this.plants.insertOrGet(plant, context);
-    if (!created && (stored.name !== plant.name || stored.tag !== plant.tag)) {
+    const { outcome, stored, version } = await this.plants.create(plant, context);
+    if (outcome === 'conflict') {
       throw new AppError(
         'id_conflict',
         `id: ${plant.id} already belongs to a plant with another name or tag (or it was edited since); use a new id, or GET it to see what is stored.`,
@@ -53,17 +40,12 @@ export class PlantService {
   }
 
   /**
-   * A patch that leaves the plant as it is writes nothing: no version, no feed event, no webhook (a version that
-   * changes nothing is noise in every feed). Its answer is the plant as read, with the version it has, after the
-   * same 404 and If-Match checks as a write. A patch that changes something goes to the store, which checks
-   * existence and If-Match again in the commit, so racing writes still meet exactly one winner.
+   * A patch that leaves the plant as it is writes nothing (the store answers `unchanged`: a version that changes
+   * nothing is noise in every feed); its answer is the plant as stored, with the version it has, after the same
+   * 404 and If-Match checks as a write. The store decides all of it in the commit, so racing writes meet exactly
+   * one winner.
    */
   async update(id: bigint, patch: PlantPatch, expected?: Expected, context?: ChangeContext): Promise<Versioned<StoredPlant>> {
-    const found = await this.plants.findById(id);
-    if (found === undefined) throw notFound(id);
-    if (expected !== undefined && !expected.includes(found.version)) throw stale(id, found.version);
-    const current = storedOf(id, found.json);
-    if (leavesAsIs(current, patch)) return { plant: current, version: found.version };
     const outcome = await this.plants.update(id, patch, expected, context);
     if (outcome.outcome === 'missing') throw notFound(id);
     if (outcome.outcome === 'stale') throw stale(id, outcome.version);
@@ -71,7 +53,7 @@ export class PlantService {
   }
 
   async delete(id: bigint, expected?: Expected, context?: ChangeContext): Promise<void> {
-    const outcome = await this.plants.delete(id, expected, context);
+    const { outcome } = await this.plants.delete(id, expected, context);
     if (outcome === 'missing') throw notFound(id);
     if (outcome === 'stale') throw new AppError('precondition_failed', `If-Match: plant ${id} has changed since that ETag; nothing was deleted. GET it again, then retry with its new ETag.`);
   }

@@ -4,7 +4,7 @@
  * store's only job is to read the current row, write what is decided and number the event it names.
  */
 import type { ChangeEvent } from './plant-events';
-import type { Expected, PlantPatch, StoredPlant } from './plant.repository';
+import type { Expected, PlantPatch, StoredPlant, WriteOutcome } from './plant.repository';
 import type { NewPlant } from './plant.schemas';
 
 /** A plant as stored, with its version (the position of its last change: its ETag). */
@@ -73,4 +73,25 @@ export function rowAfter(current: PlantRow | undefined, decision: Decision, vers
   if ('put' in decision) return { ...decision.put, version: version as bigint };
   if ('remove' in decision) return undefined;
   return current;
+}
+
+/**
+ * What a repository answers for a decision once its commit is durable (plant.repository.ts): `version` is the
+ * position its event took, for a `put`.
+ */
+export function answerOf(decision: Decision, version: bigint | undefined): WriteOutcome {
+  switch (decision.outcome) {
+    case 'created':
+    case 'updated':
+      return { outcome: decision.outcome, stored: decision.put, version: version as bigint };
+    case 'deleted':
+    case 'missing':
+      return { outcome: decision.outcome };
+    case 'stale':
+      return { outcome: 'stale', version: decision.current.version };
+    default: {
+      const { version: current, ...stored } = decision.current;
+      return { outcome: decision.outcome, stored, version: current };
+    }
+  }
 }

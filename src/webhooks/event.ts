@@ -1,24 +1,19 @@
 import { createHmac, randomUUID } from 'node:crypto';
+import type { ChangeEntry } from '../change-outbox';
 import type { TraceContext } from '../tracing';
-import { deletedPlantJson, plantJson } from '../plants/plant.json';
-import type { StoredPlant } from '../plants/plant.repository';
-import type { NewPlant } from '../plants/plant.schemas';
 
-/** The body of a plant.created delivery: the NewPlant as sent, the StoredPlant form (the contract's body). */
-export const newPlantPayload = (plant: NewPlant): string => plantJson(plant);
+/** The text of an enveloped body around its `data`. */
+const envelopeOf = (type: string): { before: string; after: string } => ({ before: `{"type":${JSON.stringify(type)},"data":`, after: '}' });
 
 /**
- * The body of a plant.updated or plant.deleted delivery: the Standard Webhooks envelope, so the type is signed
- * with the body; `data` is the plant as GET /plants/{id} answers it after the edit, `{id}` alone for a delete.
- * (plant.created keeps the contract's body, the NewPlant itself.)
+ * A delivery's body: the Standard Webhooks envelope, so the type is signed with the body, around the resource's
+ * JSON text; or that text alone where the resource's contract fixed the body before envelopes (`bare`).
  */
-export function changePayload(kind: 'updated' | 'deleted', plant: StoredPlant): string {
-  const { before, after } = changeEnvelope(kind);
-  return before + (kind === 'deleted' ? deletedPlantJson(plant.id) : plantJson(plant)) + after;
-}
-
-/** The text of an edit's or a delete's body around its `data`: what PostgreSQL's statement writes the stored plant between. */
-export const changeEnvelope = (kind: 'updated' | 'deleted'): { before: string; after: string } => ({ before: `{"type":"plant.${kind}","data":`, after: '}' });
+export const bodyOf = ({ type, data, bare }: Pick<ChangeEntry, 'type' | 'data' | 'bare'>): string => {
+  if (bare === true) return data;
+  const { before, after } = envelopeOf(type);
+  return before + data + after;
+};
 
 /** One id per event, the same on every retry: the receiver's dedup key (Standard Webhooks `webhook-id`). */
 export const newEventId = (): string => `msg_${randomUUID().replaceAll('-', '')}`;
@@ -30,7 +25,7 @@ export const decodeSecret = (secret: string): Buffer => Buffer.from(secret.slice
  * Standard Webhooks headers for one attempt: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`, once per key,
  * space-separated; a receiver accepts the delivery when any one of them verifies with its secret.
  */
-export function signedHeaders(keys: readonly Buffer[], eventId: string, timestampSeconds: number, body: string, type = 'plant.created'): Record<string, string> {
+export function signedHeaders(keys: readonly Buffer[], eventId: string, timestampSeconds: number, body: string, type: string): Record<string, string> {
   const content = `${eventId}.${timestampSeconds}.${body}`;
   return {
     'content-type': 'application/json',

@@ -4,10 +4,10 @@
  * configured nothing here is loaded, runs or stores anything. src/store is its only caller.
  */
 import type { Pool } from 'pg';
+import type { ChangeOutbox, ChangeOutboxRows } from '../change-outbox';
 import type { WebhookConfig } from '../config';
 import type { Db } from '../db/database';
 import type { Logger } from '../logger';
-import type { PlantOutbox, PostgresPlantOutbox } from '../plants/plant.outbox';
 import { urlsOf, WebhookDispatcher } from './dispatcher';
 import { PostgresOutbox } from './outbox.postgres';
 import { SqliteOutbox } from './outbox.sqlite';
@@ -18,8 +18,8 @@ export type { AttemptOutcome, WebhookBacklog, WebhookObserver } from './webhook-
 /** The dispatcher's lifecycle: started after the listener, stopped in the drain before the database closes. */
 export type Dispatching = { start(): void; stop(timeoutMs: number): Promise<void> };
 
-export type SqliteWebhooks = Dispatching & { outbox: PlantOutbox };
-export type PostgresWebhooks = Dispatching & { outbox: PostgresPlantOutbox };
+export type SqliteWebhooks = Dispatching & { outbox: ChangeOutbox };
+export type PostgresWebhooks = Dispatching & { outbox: ChangeOutboxRows };
 
 /**
  * The SQLite outbox on the store's connection and its dispatcher. `connections.writer` is a second connection to
@@ -53,7 +53,7 @@ export function createPostgresWebhooks(
   const outbox = new PostgresOutbox(pool, urlsOf(config), 2 * config.timeoutMs + 30_000, config.events);
   const dispatcher = new WebhookDispatcher({ store: outbox, config, logger: options.logger, pollMs: options.pollMs, observer: options.observer });
   return {
-    outbox: { eventsOf: (batch) => outbox.eventsOf(batch), wake: dispatcher.wake },
+    outbox: { rowsOf: (entries) => outbox.rowsOf(entries), wake: dispatcher.wake },
     start: () => dispatcher.start(),
     stop: (timeoutMs) => dispatcher.stop(timeoutMs),
   };

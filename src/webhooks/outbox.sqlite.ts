@@ -1,10 +1,7 @@
+import type { ChangeEntry, ChangeOutbox } from '../change-outbox';
 import type { Db } from '../db/database';
 import { AppError } from '../errors';
-import type { TraceContext } from '../tracing';
-import type { PlantOutbox } from '../plants/plant.outbox';
-import type { StoredPlant } from '../plants/plant.repository';
-import type { NewPlant } from '../plants/plant.schemas';
-import { changePayload, newEventId, newPlantPayload, traceColumn, traceOfColumn } from './event';
+import { bodyOf, newEventId, traceColumn, traceOfColumn } from './event';
 import type { Backlog, OutboxEvent, OutboxStore, Settlement } from './outbox';
 
 type Row = {
@@ -23,16 +20,16 @@ const COLUMNS = 'seq, event_id, payload, event_type, attempts, created_at, next_
 const START: Key = { at: -1, seq: 0 };
 
 /**
- * The SQLite outbox: recordCreated runs inside the plant repository's group-commit transaction, on its
- * connection. One process owns a SQLite file, so an event being attempted is held in memory (no write per
- * claim) until its outcome is written. Outcomes are written on the same connection, each batch committed with
- * synchronous=NORMAL (no fsync of its own): an fsync per outcome batch would block the event loop and slow
- * creates on a busy disk, and a lost outcome only means one more delivery with the same webhook-id (the next
- * create's fsync of the shared WAL makes it durable anyway). Not on a second connection: in WAL mode each
+ * The SQLite outbox: `record` runs inside the repository's group-commit transaction, on its connection. One
+ * process owns a SQLite file, so an event being attempted is held in memory (no write per claim) until its
+ * outcome is written. Outcomes are written on the same connection, each batch committed with synchronous=NORMAL
+ * (no fsync of its own): an fsync per outcome batch would block the event loop and slow creates on a busy disk,
+ * and a lost outcome only means one more delivery with the same webhook-id (the next create's fsync of the shared
+ * WAL makes it durable anyway). Not on a second connection: in WAL mode each
  * connection drops its whole page cache whenever the other has committed, so two would keep re-reading each
  * other's pages. Pruning and retiring, which run seldom, keep a second connection.
  */
-export class SqliteOutbox implements PlantOutbox, OutboxStore {
+export class SqliteOutbox implements ChangeOutbox, OutboxStore {
   private readonly held = new Map<string, Set<string>>();
   /** Per subscriber, the last due event a claim took or read past: the next claim starts after it. */
   private readonly cursors = new Map<string, Key>();
@@ -45,7 +42,7 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
   onRecorded: () => void = () => undefined;
 
   /**
-   * `db` is the plant repository's connection; `writer` a second one to the same file, for pruning and retiring,
+   * `db` is the repository's connection; `writer` a second one to the same file, for pruning and retiring,
    * which this outbox owns and closes.
    */
   constructor(
@@ -53,7 +50,7 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
     private readonly writer: Db,
     private readonly subscribers: readonly string[],
     /** WEBHOOK_EVENTS: the types written; others are not stored at all. */
-    private readonly types: ReadonlySet<string> = new Set(['plant.created']),
+    private readonly types: ReadonlySet<string>,
   ) {
     this.writer.pragma('synchronous = NORMAL');
     this.insert = db.prepare<[string, string, bigint, string, string, number, number, number, string | null]>(
@@ -100,23 +97,15 @@ export class SqliteOutbox implements PlantOutbox, OutboxStore {
     for (const subscriber of subscribers) this.held.set(subscriber, new Set());
   }
 
-  recordCreated(plant: NewPlant, trace?: TraceContext): void {
-    if (this.types.has('plant.created')) this.write('plant.created', plant.id, () => newPlantPayload(plant), trace);
-  }
-
-  recordChanged(kind: 'updated' | 'deleted', plant: StoredPlant, trace?: TraceContext): void {
-    const type = `plant.${kind}`;
-    if (this.types.has(type)) this.write(type, plant.id, () => changePayload(kind, plant), trace);
-  }
-
-  private write(type: string, plantId: bigint, payloadOf: () => string, trace: TraceContext | undefined): void {
+  record(entry: ChangeEntry): void {
+    if (!this.types.has(entry.type)) return;
     try {
-      const payload = payloadOf();
+      const payload = bodyOf(entry);
       const now = Date.now();
-      const context = traceColumn(trace);
-      for (const subscriber of this.subscribers) this.insert.run(newEventId(), subscriber, plantId, payload, type, now, now, now, context);
+      const context = traceColumn(entry.trace);
+      for (const subscriber of this.subscribers) this.insert.run(newEventId(), subscriber, entry.subject, payload, entry.type, now, now, now, context);
     } catch (error) {
-      // Thrown as a store fault, the whole batch rolls back: a plant is never committed without its events.
+      // Thrown as a store fault, the whole batch rolls back: a change is never committed without its events.
       throw new AppError('store_unavailable', undefined, { cause: error });
     }
     this.onRecorded();

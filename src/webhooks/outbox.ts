@@ -5,10 +5,10 @@ export type OutboxEvent = {
   eventId: string;
   subscriber: string;
   payload: string;
-  /** plant.created, plant.updated or plant.deleted: the delivery's webhook-event-type. */
+  /** The change's event type (ChangeEntry.type, src/change-outbox.ts): the delivery's webhook-event-type. */
   type: string;
   attempts: number;
-  /** Unix ms when the event was written, in the plant's transaction: where the delivery lag starts. */
+  /** Unix ms when the event was written, in the change's transaction: where the delivery lag starts. */
   createdAt: number;
   trace?: TraceContext;
 };

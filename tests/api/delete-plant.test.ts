@@ -136,9 +136,9 @@ sqliteOnly('group commit order of creates and deletes', () => {
     const repository = store();
     const plant = { id: BigInt(uniqueId()), name: 'Brief' };
 
-    const [created, deleted] = await Promise.all([repository.insertOrGet(plant), repository.delete(plant.id)]);
+    const [created, deleted] = await Promise.all([repository.create(plant), repository.delete(plant.id)]);
 
-    expect([created.created, deleted]).toEqual([true, 'deleted']);
+    expect([created.outcome, deleted]).toEqual(['created', { outcome: 'deleted' }]);
     expect(onDisk(plant.id.toString())).toBe(false);
   });
 
@@ -146,9 +146,9 @@ sqliteOnly('group commit order of creates and deletes', () => {
     const repository = store();
     const plant = { id: BigInt(uniqueId()), name: 'Late' };
 
-    const [deleted, created] = await Promise.all([repository.delete(plant.id), repository.insertOrGet(plant)]);
+    const [deleted, created] = await Promise.all([repository.delete(plant.id), repository.create(plant)]);
 
-    expect([deleted, created.created]).toEqual(['missing', true]);
+    expect([deleted, created.outcome]).toEqual([{ outcome: 'missing' }, 'created']);
     expect(onDisk(plant.id.toString())).toBe(true);
   });
 
@@ -157,12 +157,12 @@ sqliteOnly('group commit order of creates and deletes', () => {
     const id = BigInt(uniqueId());
 
     const [first, deleted, second] = await Promise.all([
-      repository.insertOrGet({ id, name: 'First' }),
+      repository.create({ id, name: 'First' }),
       repository.delete(id),
-      repository.insertOrGet({ id, name: 'Second' }),
+      repository.create({ id, name: 'Second' }),
     ]);
 
-    expect([first.created, deleted, second]).toEqual([true, 'deleted', { created: true, stored: { name: 'Second' }, version: expect.any(BigInt) }]);
+    expect([first.outcome, deleted, second]).toEqual(['created', { outcome: 'deleted' }, { outcome: 'created', stored: { id, name: 'Second' }, version: expect.any(BigInt) }]);
     expect(storedRows(app).find((row) => row.id === id)?.name).toBe('Second');
   });
 });

@@ -77,7 +77,7 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
 
   /** Creates the plants through the replica's repository: one group commit, the production statement with its events. */
   async function create(target: Replica, plants: Record<string, unknown>[], traces: ({ traceId: string; flags: string } | undefined)[] = []) {
-    await Promise.all(plants.map((plant, index) => target.plants.insertOrGet(newPlantSchema.parse(plant), { trace: traces[index] })));
+    await Promise.all(plants.map((plant, index) => target.plants.create(newPlantSchema.parse(plant), { trace: traces[index] })));
   }
 
   /** The production write path for one create, inside a transaction that then rolls back. */

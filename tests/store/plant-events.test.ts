@@ -52,7 +52,7 @@ function eventsContract(open: () => Promise<Subject>): void {
     const { last } = await subject.plants.eventBounds();
 
     const [created, renamed, untagged, deleted, missing] = await Promise.all([
-      subject.plants.insertOrGet({ id, name: 'Fern', tag: 'shade' }),
+      subject.plants.create({ id, name: 'Fern', tag: 'shade' }),
       subject.plants.update(id, { name: 'Boston fern' }),
       subject.plants.update(id, { tag: null }),
       subject.plants.delete(id),
@@ -61,10 +61,10 @@ function eventsContract(open: () => Promise<Subject>): void {
     const events = await subject.plants.readEvents(last, 100);
 
     expect({ created, renamed, untagged, deleted, missing }).toEqual({
-      created: { created: true, stored: { name: 'Fern', tag: 'shade' }, version: last + 1n },
+      created: { outcome: 'created', stored: { id, name: 'Fern', tag: 'shade' }, version: last + 1n },
       renamed: { outcome: 'updated', stored: { id, name: 'Boston fern', tag: 'shade' }, version: last + 2n },
       untagged: { outcome: 'updated', stored: { id, name: 'Boston fern' }, version: last + 3n },
-      deleted: 'deleted',
+      deleted: { outcome: 'deleted' },
       missing: { outcome: 'missing' },
     });
     expect(withoutTime(events)).toEqual([
@@ -78,7 +78,7 @@ function eventsContract(open: () => Promise<Subject>): void {
 
   it('when an edit or delete names a version that is not current, then it is stale and nothing changes or is written', async () => {
     const id = BigInt(uniqueId());
-    const { version } = await subject.plants.insertOrGet({ id, name: 'Aloe' });
+    const { version } = await subject.plants.create({ id, name: 'Aloe' });
     const { last } = await subject.plants.eventBounds();
 
     const outcomes = await Promise.all([
@@ -87,27 +87,27 @@ function eventsContract(open: () => Promise<Subject>): void {
       subject.plants.update(id, { name: 'Aloe vera' }, [version + 100n, version]),
     ]);
 
-    expect(outcomes).toEqual([{ outcome: 'stale', version }, 'stale', { outcome: 'updated', stored: { id, name: 'Aloe vera' }, version: last + 1n }]);
+    expect(outcomes).toEqual([{ outcome: 'stale', version }, { outcome: 'stale', version }, { outcome: 'updated', stored: { id, name: 'Aloe vera' }, version: last + 1n }]);
     expect(withoutTime(await subject.plants.readEvents(last, 100))).toEqual([{ pos: last + 1n, kind: 'updated', id, name: 'Aloe vera' }]);
   });
 
   it('when a create is replayed or a missing plant deleted, then no event is written', async () => {
     const id = BigInt(uniqueId());
-    await subject.plants.insertOrGet({ id, name: 'Cactus' });
+    await subject.plants.create({ id, name: 'Cactus' });
     const { last } = await subject.plants.eventBounds();
 
-    await Promise.all([subject.plants.insertOrGet({ id, name: 'Cactus' }), subject.plants.delete(id + 1n)]);
+    await Promise.all([subject.plants.create({ id, name: 'Cactus' }), subject.plants.delete(id + 1n)]);
 
     expect(await subject.plants.readEvents(last, 100)).toEqual([]);
   });
 
   it('when events are older than the cutoff, then pruning removes them from the oldest and the bounds move', async () => {
-    await subject.plants.insertOrGet({ id: BigInt(uniqueId()), name: 'old' });
+    await subject.plants.create({ id: BigInt(uniqueId()), name: 'old' });
     const { last } = await subject.plants.eventBounds();
 
     let removed = 0;
     for (let count = -1; count !== 0; ) removed += count = await subject.plants.pruneEvents(Date.now() + 1000, 2);
-    await subject.plants.insertOrGet({ id: BigInt(uniqueId()), name: 'new' });
+    await subject.plants.create({ id: BigInt(uniqueId()), name: 'new' });
 
     expect(removed).toBeGreaterThan(0);
     expect(await subject.plants.eventBounds()).toEqual({ oldest: last + 1n, last: last + 1n });
@@ -161,7 +161,7 @@ describeWith('postgres', 'change events on PostgreSQL', (server) => {
     // 2 replicas × 20 rounds × 20 creates, each replica's batches racing the other's.
     for (let round = 0; round < 20; round += 1) {
       await Promise.all(
-        [a, b].flatMap((store) => Array.from({ length: 20 }, () => store.plants.insertOrGet({ id: BigInt(uniqueId()), name: `round ${round}` }))),
+        [a, b].flatMap((store) => Array.from({ length: 20 }, () => store.plants.create({ id: BigInt(uniqueId()), name: `round ${round}` }))),
       );
     }
     writing = false;

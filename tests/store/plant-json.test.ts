@@ -11,7 +11,6 @@ import { newPlantSchema, plantSchema, storedPlantSchema, type NewPlant } from '.
 import { createStore } from '../../src/store';
 import type { PostgresStore } from '../../src/store/postgres';
 import { sqliteParts } from '../../src/store/sqlite';
-import { changePayload } from '../../src/webhooks/event';
 import { describeWith } from '../helpers/optional-services';
 import { createTestDatabase, outboxRows, type TestDatabase } from '../helpers/postgres';
 import { captureLogs } from '../helpers/common';
@@ -104,7 +103,7 @@ describe('SQLite reads (json_object) against the writer', () => {
     const config = loadConfig({ DATABASE_URL: `file:${file}`, AUTH_TOKENS: 'x'.repeat(32) });
     plants = sqliteParts(db, migrations, config, captureLogs().logger).plants;
     close = () => db.close();
-    await Promise.all(PLANTS.map((plant) => plants.insertOrGet(plant)));
+    await Promise.all(PLANTS.map((plant) => plants.create(plant)));
   });
   afterAll(() => {
     close();
@@ -147,7 +146,7 @@ describeWith('postgres', 'PostgreSQL webhook bodies (as stored) against the writ
   });
 
   it('when each plant is created, edited to its odd name and deleted, then every outbox body is the writer\'s, byte for byte', async () => {
-    await Promise.all(PLANTS.map((plant) => store.plants.insertOrGet({ ...plant, name: 'before', tag: 'before' })));
+    await Promise.all(PLANTS.map((plant) => store.plants.create({ ...plant, name: 'before', tag: 'before' })));
     const edited = await Promise.all(PLANTS.map(({ id, ...members }) => store.plants.update(id, { ...members, tag: members.tag ?? null })));
     const read = await Promise.all(PLANTS.map(async (plant) => (await store.plants.findById(plant.id))?.json));
     const listed = await store.plants.list({ limit: 1000 });
@@ -159,8 +158,8 @@ describeWith('postgres', 'PostgreSQL webhook bodies (as stored) against the writ
     expect({ read, listed }).toEqual({ read: PLANTS.map((plant) => plantJson(plant)), listed: { json: plantsJson(BY_ID) } });
     expect(bodies).toEqual([
       ...PLANTS.map((plant) => plantJson({ ...plant, name: 'before', tag: 'before' })),
-      ...PLANTS.map((plant) => changePayload('updated', plant)),
-      ...PLANTS.map((plant) => changePayload('deleted', { id: plant.id, name: plant.name })),
+      ...PLANTS.map((plant) => `{"type":"plant.updated","data":${plantJson(plant)}}`),
+      ...PLANTS.map((plant) => `{"type":"plant.deleted","data":${deletedPlantJson(plant.id)}}`),
     ]);
   });
 });

@@ -52,24 +52,28 @@ function repositoryContract(open: () => Promise<Subject>): void {
     ['the largest int64', 9223372036854775807n],
     ['2^53 + 1', 9007199254740993n],
   ])('when %s is stored, then the same id finds it again, exactly', async (_case, id) => {
-    const created = await subject.plants.insertOrGet({ id, name: `Edge ${id}` });
-    const again = await subject.plants.insertOrGet({ id, name: 'ignored' });
-    const neighbour = await subject.plants.insertOrGet({ id: id > 0n ? id - 1n : id + 1n, name: 'neighbour' });
+    const created = await subject.plants.create({ id, name: `Edge ${id}` });
+    const again = await subject.plants.create({ id, name: 'ignored' });
+    const neighbour = await subject.plants.create({ id: id > 0n ? id - 1n : id + 1n, name: 'neighbour' });
 
-    expect([created, again, neighbour.created]).toEqual([
-      { created: true, stored: { name: `Edge ${id}` }, version: expect.any(BigInt) },
-      { created: false, stored: { name: `Edge ${id}` }, version: expect.any(BigInt) },
-      true,
+    expect([created, again, neighbour.outcome]).toEqual([
+      { outcome: 'created', stored: { id, name: `Edge ${id}` }, version: expect.any(BigInt) },
+      { outcome: 'conflict', stored: { id, name: `Edge ${id}` }, version: created.version },
+      'created',
     ]);
   });
 
-  it('when the id exists, then insertOrGet answers the stored plant, tag and all, and changes nothing', async () => {
+  it('when the id exists, then create answers the stored plant, tag and all, and changes nothing', async () => {
     const id = BigInt(uniqueId());
-    await subject.plants.insertOrGet({ id, name: 'Original', tag: 'indoor' });
+    const { version } = await subject.plants.create({ id, name: 'Original', tag: 'indoor' });
 
-    const outcome = await subject.plants.insertOrGet({ id, name: 'Other' });
+    const outcome = await subject.plants.create({ id, name: 'Other' });
+    const replayed = await subject.plants.create({ id, name: 'Original', tag: 'indoor' });
 
-    expect(outcome).toEqual({ created: false, stored: { name: 'Original', tag: 'indoor' }, version: expect.any(BigInt) });
+    expect([outcome, replayed]).toEqual([
+      { outcome: 'conflict', stored: { id, name: 'Original', tag: 'indoor' }, version },
+      { outcome: 'replayed', stored: { id, name: 'Original', tag: 'indoor' }, version },
+    ]);
   });
 
   it('when creates for one id arrive in one turn, then the first wins and the others see it, in arrival order', async () => {
@@ -77,22 +81,22 @@ function repositoryContract(open: () => Promise<Subject>): void {
     const others = Array.from({ length: 20 }, () => BigInt(uniqueId()));
 
     const outcomes = await Promise.all([
-      ...others.map((other) => subject.plants.insertOrGet({ id: other, name: 'filler' })),
-      subject.plants.insertOrGet({ id, name: 'First' }),
-      subject.plants.insertOrGet({ id, name: 'Second', tag: 't' }),
+      ...others.map((other) => subject.plants.create({ id: other, name: 'filler' })),
+      subject.plants.create({ id, name: 'First' }),
+      subject.plants.create({ id, name: 'Second', tag: 't' }),
     ]);
 
     expect(outcomes.slice(-2)).toEqual([
-      { created: true, stored: { name: 'First' }, version: expect.any(BigInt) },
-      { created: false, stored: { name: 'First' }, version: expect.any(BigInt) },
+      { outcome: 'created', stored: { id, name: 'First' }, version: expect.any(BigInt) },
+      { outcome: 'conflict', stored: { id, name: 'First' }, version: expect.any(BigInt) },
     ]);
-    expect(outcomes.slice(0, -2).every((outcome) => outcome.created)).toBe(true);
+    expect(outcomes.slice(0, -2).every((outcome) => outcome.outcome === 'created')).toBe(true);
   });
 
   it('when 50 creates arrive in one turn, then they share one commit', async () => {
     const before = subject.logs.filter((line) => line.msg === 'group commit').length;
 
-    await Promise.all(Array.from({ length: 50 }, () => subject.plants.insertOrGet({ id: BigInt(uniqueId()), name: 'batched' })));
+    await Promise.all(Array.from({ length: 50 }, () => subject.plants.create({ id: BigInt(uniqueId()), name: 'batched' })));
 
     expect(subject.logs.filter((line) => line.msg === 'group commit').slice(before).map((line) => line.rows)).toEqual([50]);
   });
@@ -123,7 +127,7 @@ describeWith('postgres', 'PlantRepository on PostgreSQL', (server) => {
 
   it('when a plant is read by id, then its JSON text carries the id digit for digit', async () => {
     const id = 9223372036854775001n;
-    await store.plants.insertOrGet({ id, name: 'Exact "quoted"\n', tag: 'big' });
+    await store.plants.create({ id, name: 'Exact "quoted"\n', tag: 'big' });
 
     const found = await store.plants.findById(id);
     const missing = await store.plants.findById(id + 1n);
@@ -137,12 +141,12 @@ describeWith('postgres', 'PlantRepository on PostgreSQL', (server) => {
   it('when plants are listed, then they come in ascending id after the cursor, by tag, at most limit', async () => {
     const base = BigInt(uniqueId()) * 1000n;
     const ids = [base + 5n, base + 1n, base + 3n, base + 2n, base + 4n];
-    await Promise.all(ids.map((id, index) => store.plants.insertOrGet({ id, name: `L${index}`, ...(index % 2 === 0 ? { tag: `tag-${base}` } : {}) })));
+    await Promise.all(ids.map((id, index) => store.plants.create({ id, name: `L${index}`, ...(index % 2 === 0 ? { tag: `tag-${base}` } : {}) })));
 
     const page = await store.plants.list({ limit: 2, after: base + 1n });
     const tagged = await store.plants.list({ limit: 10, tag: `tag-${base}` });
 
-    await store.plants.insertOrGet({ id: -9223372036854775808n, name: 'the smallest id' });
+    await store.plants.create({ id: -9223372036854775808n, name: 'the smallest id' });
     const first = await store.plants.list({ limit: 1 });
     const pastTheEnd = await store.plants.list({ limit: 5, after: 9223372036854775807n });
 
@@ -161,17 +165,17 @@ describeWith('postgres', 'PlantRepository on PostgreSQL', (server) => {
     const id = BigInt(uniqueId());
 
     const [created, deleted, recreated, deletedAgainMissing] = await Promise.all([
-      store.plants.insertOrGet({ id, name: 'Before' }),
+      store.plants.create({ id, name: 'Before' }),
       store.plants.delete(id),
-      store.plants.insertOrGet({ id, name: 'After' }),
+      store.plants.create({ id, name: 'After' }),
       store.plants.delete(id + 1n),
     ]);
 
     expect({ created, deleted, recreated, deletedAgainMissing }).toEqual({
-      created: { created: true, stored: { name: 'Before' }, version: expect.any(BigInt) },
-      deleted: 'deleted',
-      recreated: { created: true, stored: { name: 'After' }, version: expect.any(BigInt) },
-      deletedAgainMissing: 'missing',
+      created: { outcome: 'created', stored: { id, name: 'Before' }, version: expect.any(BigInt) },
+      deleted: { outcome: 'deleted' },
+      recreated: { outcome: 'created', stored: { id, name: 'After' }, version: expect.any(BigInt) },
+      deletedAgainMissing: { outcome: 'missing' },
     });
     expect((await store.plants.findById(id))?.json).toBe(`{"id":${id},"name":"After"}`);
   });

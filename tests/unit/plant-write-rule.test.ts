@@ -1,4 +1,4 @@
-import { decideWrite, rowAfter, type PlantRow } from '../../src/plants/plant.write-rule';
+import { answerOf, decideWrite, rowAfter, type PlantRow } from '../../src/plants/plant.write-rule';
 
 const stored: PlantRow = { id: 7n, name: 'Fern', tag: 'green', version: 40n };
 
@@ -60,5 +60,33 @@ describe('rowAfter', () => {
     expect(row).toEqual({ id: 7n, name: 'Fern', version: 41n });
     expect(rowAfter(row, deleted, 42n)).toBeUndefined();
     expect(rowAfter(stored, { outcome: 'stale', current: stored }, undefined)).toBe(stored);
+  });
+});
+
+describe('answerOf', () => {
+  it('when a write stores a plant, then it answers the plant as stored with the version its event took', () => {
+    const updated = decideWrite(stored, { kind: 'update', id: 7n, patch: { tag: null } });
+
+    expect(answerOf(updated, 41n)).toEqual({ outcome: 'updated', stored: { id: 7n, name: 'Fern' }, version: 41n });
+  });
+
+  it('when a write stores nothing, then it answers the plant as stored and its version, or the outcome alone', () => {
+    const outcomes = [
+      decideWrite(stored, { kind: 'create', plant: { id: 7n, name: 'Fern', tag: 'green' } }),
+      decideWrite(stored, { kind: 'create', plant: { id: 7n, name: 'Ivy' } }),
+      decideWrite(stored, { kind: 'update', id: 7n, patch: { name: 'Fern' } }),
+      decideWrite(stored, { kind: 'delete', id: 7n, expected: [1n] }),
+      decideWrite(undefined, { kind: 'delete', id: 7n }),
+      decideWrite(stored, { kind: 'delete', id: 7n }),
+    ].map((decision) => answerOf(decision, undefined));
+
+    expect(outcomes).toEqual([
+      { outcome: 'replayed', stored: { id: 7n, name: 'Fern', tag: 'green' }, version: 40n },
+      { outcome: 'conflict', stored: { id: 7n, name: 'Fern', tag: 'green' }, version: 40n },
+      { outcome: 'unchanged', stored: { id: 7n, name: 'Fern', tag: 'green' }, version: 40n },
+      { outcome: 'stale', version: 40n },
+      { outcome: 'missing' },
+      { outcome: 'deleted' },
+    ]);
   });
 });

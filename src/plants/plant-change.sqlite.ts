@@ -1,0 +1,56 @@
+/**
+ * One plant write on SQLite, as the repository's group commit and `plant-store import` both apply it: read the
+ * row, decide with plant.write-rule.ts, write what is decided with its change event (whose position is the plant's
+ * new version) and, given an outbox, its webhook event. Runs inside the caller's transaction, so a read sees the
+ * batch's own earlier writes; SQL only, no rule.
+ */
+import type { ChangeOutbox } from '../change-outbox';
+import type { Db } from '../db/database';
+import type { TraceContext } from '../tracing';
+import type { SqliteEventLog } from './plant-events.sqlite';
+import { changeEntry } from './plant.outbox';
+import type { WriteOutcome } from './plant.repository';
+import { answerOf, decideWrite, idOf, type PlantRow, type PlantWrite } from './plant.write-rule';
+
+type Row = { name: string; tag: string | null; version: bigint };
+
+/** A write and the trace its webhook event carries, when it has one. */
+export type ChangeWrite = PlantWrite & { trace?: TraceContext };
+
+/**
+ * The last position taken: each event takes the next. Its owner sets it before a transaction (from the file's
+ * record) and puts it back when a write rolls back.
+ */
+export type Positions = { last: bigint };
+
+/** Applies one write at `at` (Unix ms, the event's time) and answers its outcome. */
+export type ApplyChange = (write: ChangeWrite, at: number) => WriteOutcome;
+
+const rowOf = (id: bigint, { name, tag, version }: Row): PlantRow => (tag === null ? { id, name, version } : { id, name, tag, version });
+
+/** The statements are prepared here, once: call it once per connection, after the migrations. */
+export function sqliteChangeApplier(db: Db, events: SqliteEventLog, positions: Positions, outbox?: ChangeOutbox): ApplyChange {
+  const select = db.prepare<[bigint], Row>('SELECT name, tag, version FROM plants WHERE id = ?');
+  const insert = db.prepare<[bigint, string, string | null, bigint]>('INSERT INTO plants (id, name, tag, version) VALUES (?, ?, ?, ?)');
+  const update = db.prepare<[string, string | null, bigint, bigint]>('UPDATE plants SET name = ?, tag = ?, version = ? WHERE id = ?');
+  const remove = db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?');
+  return (write, at) => {
+    const id = idOf(write);
+    const row = select.get(id);
+    const current = row === undefined ? undefined : rowOf(id, row);
+    const decision = decideWrite(current, write);
+    if (!('event' in decision)) return answerOf(decision, undefined);
+    const version = positions.last + 1n;
+    if ('remove' in decision) remove.run(decision.remove);
+    else if (current === undefined) insert.run(id, decision.put.name, decision.put.tag ?? null, version);
+    else update.run(decision.put.name, decision.put.tag ?? null, version, id);
+    events.write({ ...decision.event, pos: version, at });
+    positions.last = version;
+    if (outbox !== undefined) {
+      // Transactional outbox: the change's webhook events commit or roll back with it.
+      const entry = changeEntry(decision, write.trace);
+      if (entry !== undefined) outbox.record(entry);
+    }
+    return answerOf(decision, version);
+  };
+}
