@@ -19,6 +19,7 @@ import {
   failures,
   freshStore,
   measureRunning,
+  median,
   ROUNDS,
   row,
   SECONDS,
@@ -224,6 +225,10 @@ export async function postgresWritesSection(): Promise<SectionResult> {
     lines.push(row(`this build, ${load}`, medians.current), row(`baseline, ${load}`, medians.baseline), row(`this build again, ${load}`, medians.again));
     ratios.push(`| ${load}: this build / baseline | ${throughputRatio(runs.current, runs.baseline)} |`);
     ratios.push(`| ${load}: this build again / this build (A/A) | ${throughputRatio(runs.again, runs.current)} |`);
+    if (seed === undefined) {
+      const pgCpu = (figures: Figures[]) => f0(median((figures as PgFigures[]).map((run) => run.pgCpuPerRequestUs)));
+      ratios.push(`| ${load}: PostgreSQL backends' CPU per create, this build / baseline / again | ${pgCpu(runs.current)} / ${pgCpu(runs.baseline)} / ${pgCpu(runs.again)} µs |`);
+    }
     failed += failures(...runs.current, ...runs.baseline, ...runs.again);
   }
   return { lines: [...lines, '', ...ratios, ''], failed };
