@@ -21,16 +21,20 @@ DECLARE
   n INT := coalesce(array_length(event_ids, 1), 0);
 BEGIN
   base := plant_positions_take(at_ms);
+  -- Each row by its key (a subquery per id): a join's plan, cached for the session while the table was small,
+  -- could scan the whole table on every batch.
   IF EXISTS (
-    SELECT 1 FROM unnest(read_ids, read_versions) AS r(id, version) LEFT JOIN plants p ON p.id = r.id
-    WHERE p.version IS DISTINCT FROM r.version
+    SELECT 1 FROM unnest(read_ids, read_versions) AS r(id, version)
+    WHERE r.version IS DISTINCT FROM (SELECT p.version FROM plants p WHERE p.id = r.id)
   ) THEN
     RETURN NULL;
   END IF;
   INSERT INTO plants (id, name, tag, version)
   SELECT u.id, u.name, u.tag, base + u.offs FROM unnest(put_ids, put_names, put_tags, put_offsets) AS u(id, name, tag, offs)
   ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, tag = EXCLUDED.tag, version = EXCLUDED.version;
-  DELETE FROM plants WHERE id = ANY (removed_ids);
+  IF cardinality(removed_ids) > 0 THEN
+    DELETE FROM plants WHERE id = ANY (removed_ids);
+  END IF;
   INSERT INTO plant_events (pos, kind, plant_id, name, tag, prev_tag, at)
   SELECT base + e.i, e.kind, e.id, e.name, e.tag, e.prev_tag, at_ms
   FROM unnest(event_kinds, event_ids, event_names, event_tags, event_prev_tags) WITH ORDINALITY AS e(kind, id, name, tag, prev_tag, i);
