@@ -44,7 +44,7 @@ export function sqliteChangeApplier(db: Db, events: SqliteEventLog, positions: P
     if ('remove' in decision) remove.run(decision.remove);
     else if (current === undefined) insert.run(id, decision.put.name, decision.put.tag ?? null, version);
     else update.run(decision.put.name, decision.put.tag ?? null, version, id);
-    events.write({ ...decision.event, pos: version, at });
+    events.write(decision.event, version, at);
     positions.last = version;
     if (outbox !== undefined) {
       // Transactional outbox: the change's webhook events commit or roll back with it.

@@ -42,8 +42,9 @@ export class SqliteEventLog {
     return this.sequence.get() ?? 0n;
   }
 
-  write(event: ChangeEvent): void {
-    this.insert.run(event.pos, event.kind, event.id, event.name ?? null, event.tag ?? null, event.prevTag ?? null, event.at);
+  /** Writes the event at `pos`, time `at` (Unix ms). */
+  write(event: Omit<ChangeEvent, 'pos' | 'at'>, pos: bigint, at: number): void {
+    this.insert.run(pos, event.kind, event.id, event.name ?? null, event.tag ?? null, event.prevTag ?? null, at);
   }
 
   read(after: bigint, limit: number): ChangeEvent[] {
