@@ -7,15 +7,19 @@ import { readFileSync } from 'node:fs';
 import type autocannon from 'autocannon';
 import pg from 'pg';
 import { storeOfPlants } from './create.section';
+import { patchRequests, SEEDED } from './feed.section';
 import {
   alternate,
+  baselineRuntime,
   CONNECTIONS,
+  CURRENT,
   f0,
   f1,
   f2,
   failures,
   freshStore,
   measureRunning,
+  median,
   ROUNDS,
   row,
   SECONDS,
@@ -25,6 +29,7 @@ import {
   TOKEN,
   WARMUP_SECONDS,
   type Figures,
+  type Runtime,
   type SectionResult,
   throughputRatio,
 } from './lib';
@@ -82,10 +87,10 @@ const rowCount = (url: string) =>
 
 type PgFigures = Figures & { rowsPerCommit: number; pgCpuPerRequestUs: number };
 
-async function measurePostgres(requests?: autocannon.Request[], seed?: number): Promise<PgFigures> {
+async function measurePostgres(requests?: autocannon.Request[], seed?: number, runtime: Runtime = CURRENT): Promise<PgFigures> {
   const database = await freshDatabase();
   try {
-    const server = await start('service', database.url);
+    const server = await start('service', database.url, {}, runtime);
     try {
       if (seed !== undefined) {
         await admin(
@@ -191,4 +196,40 @@ export async function postgresSection(): Promise<SectionResult> {
     '',
   );
   return { lines, failed };
+}
+
+/**
+ * BENCH_ONLY=postgres-writes with BENCH_BASELINE (another checkout, built; BENCH_BASELINE_NODE its node): creates
+ * and edits on PostgreSQL, this build against the baseline's, and this build against itself (the A/A: the spread
+ * one run cannot tell from noise), in alternating rounds, each on a fresh database.
+ */
+export async function postgresWritesSection(): Promise<SectionResult> {
+  const baseline = baselineRuntime();
+  if (baseline === undefined) return { lines: ['### PostgreSQL writes: skipped, BENCH_BASELINE names no checkout to compare with', ''], failed: 0 };
+  const lines = [
+    `### PostgreSQL writes: this build against ${baseline.root} (${baseline.label}), ${CONNECTIONS} connections, ${SECONDS} s after ${WARMUP_SECONDS} s warm-up; medians of ${ROUNDS} alternating rounds`,
+    '',
+    ...TABLE_HEAD,
+  ];
+  const ratios = ['| ratio | value |', '|---|---:|'];
+  let failed = 0;
+  for (const [load, requests, seed] of [
+    ['creates', undefined, undefined],
+    [`edits (PATCH, a rename of one of ${SEEDED.toLocaleString('en')} plants)`, patchRequests, SEEDED],
+  ] as const) {
+    const { medians, runs } = await alternate({
+      current: () => measurePostgres(requests, seed),
+      baseline: () => measurePostgres(requests, seed, baseline),
+      again: () => measurePostgres(requests, seed),
+    });
+    lines.push(row(`this build, ${load}`, medians.current), row(`baseline, ${load}`, medians.baseline), row(`this build again, ${load}`, medians.again));
+    ratios.push(`| ${load}: this build / baseline | ${throughputRatio(runs.current, runs.baseline)} |`);
+    ratios.push(`| ${load}: this build again / this build (A/A) | ${throughputRatio(runs.again, runs.current)} |`);
+    if (seed === undefined) {
+      const pgCpu = (figures: Figures[]) => f0(median((figures as PgFigures[]).map((run) => run.pgCpuPerRequestUs)));
+      ratios.push(`| ${load}: PostgreSQL backends' CPU per create, this build / baseline / again | ${pgCpu(runs.current)} / ${pgCpu(runs.baseline)} / ${pgCpu(runs.again)} µs |`);
+    }
+    failed += failures(...runs.current, ...runs.baseline, ...runs.again);
+  }
+  return { lines: [...lines, '', ...ratios, ''], failed };
 }

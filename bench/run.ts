@@ -14,7 +14,7 @@ import { readSection } from './read.section';
 import { jwtSection } from './jwt.section';
 import { ROOT, work, type SectionResult } from './lib';
 import { webhooksSection } from './webhooks.section';
-import { postgresSection } from './postgres.section';
+import { postgresSection, postgresWritesSection } from './postgres.section';
 import { backupSection } from './backup.section';
 import { feedSection } from './feed.section';
 import { runtimeSection } from './runtime.section';
@@ -28,6 +28,7 @@ const SECTIONS: Record<string, () => Promise<SectionResult>> = {
   jwt: jwtSection,
   webhooks: webhooksSection,
   postgres: postgresSection,
+  'postgres-writes': postgresWritesSection,
   overload: overloadSection,
   backup: backupSection,
   client: clientSection,

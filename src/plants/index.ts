@@ -10,8 +10,7 @@ import type { ChangeSignal, PlantEventLog } from './plant-events';
 import { PlantController } from './plant.controller';
 import { PlantFeed } from './plant.feed';
 import { PLANTS_TAG, plantPaths } from './plant.openapi';
-import type { ChangeOutbox } from '../change-outbox';
-import type { PostgresPlantOutbox } from './plant.outbox';
+import type { ChangeOutbox, ChangeOutboxRows } from '../change-outbox';
 import type { PlantRepository } from './plant.repository';
 import { PostgresPlantRepository } from './plant.repository.postgres';
 import { SqlitePlantRepository } from './plant.repository.sqlite';
@@ -39,7 +38,7 @@ function partsOver(plants: PlantRepository & PlantEventLog, feed: PlantFeed): Pl
   };
 }
 
-export const plants: Resource<ChangeOutbox, PostgresPlantOutbox> = {
+export const plants: Resource<ChangeOutbox, ChangeOutboxRows> = {
   name: PLANTS_TAG.name,
   description: PLANTS_TAG.description,
   // /plants, /plants/events and /plants/{id}, as Express matches them.

@@ -1,78 +1,162 @@
 /**
- * The PostgreSQL group commit's statements, composed here because the repository owns the transaction: the
- * webhook outbox answers its events as data (plant.outbox.ts) and never sees a parameter position.
+ * The PostgreSQL write path, shared by the repository's group commit and `plant-store import`: read the batch's
+ * rows, decide each write with plant.write-rule.ts in arrival order, then write what was decided (plants, change
+ * events and, given an outbox, webhook events) in one statement, plants_write (migrations/postgres/008), which
+ * takes the feed's counter and writes only if the rows read are still as they were. No rule lives here or in the
+ * database: only reads and writes of rows.
  */
-import { deletedPlantJsonPostgres, plantJsonPostgres } from './plant.json';
-import type { BatchEvents } from './plant.outbox';
-import type { ChangeContext, Expected, PlantPatch } from './plant.repository';
-import type { NewPlant } from './plant.schemas';
+import type pg from 'pg';
+import type { TraceContext } from '../tracing';
+import type { ChangeKind } from './plant-events';
+import type { ChangeOutboxRows } from '../change-outbox';
+import { changeEntry } from './plant.outbox';
+import { decideWrite, idOf, rowAfter, type Decision, type EventDraft, type PlantRow, type PlantWrite } from './plant.write-rule';
 
-/** One write of a batch: a create, an edit or a delete, as plants_change takes it. */
-export type ChangeOperation =
-  | { kind: 'c'; id: bigint; plant: NewPlant; context?: ChangeContext }
-  | { kind: 'u'; id: bigint; patch: PlantPatch; expected?: Expected; context?: ChangeContext }
-  | { kind: 'd'; id: bigint; expected?: Expected; context?: ChangeContext };
+/** One write of a batch and the trace its webhook events carry. */
+export type BatchWrite = { write: PlantWrite; trace?: TraceContext };
 
-/** The group commit alone: plants_change (migrations/postgres/005) with its seven parameters. */
-export const CHANGE_STATEMENT = 'SELECT idx, outcome, stored_name, stored_tag, stored_version FROM plants_change($1, $2, $3, $4, $5, $6, $7)';
+/** A write's decision and, for one that wrote an event, that event's position (a put plant's new version). */
+export type Applied = { decision: Decision; pos?: bigint };
 
-// An operation's plant id, in the statement below.
-const ID = '($2::bigint[])[a.idx]';
+/** What a batch did: each write's decision in arrival order, and how many of them changed a plant. */
+export type AppliedBatch = { applied: Applied[]; changed: number };
+
+/** A pool (each statement its own transaction) or the import's connection inside its transaction. */
+type Queryable = { query: <R extends pg.QueryResultRow>(config: pg.QueryConfig) => Promise<pg.QueryResult<R>> };
+
+// A read without a lock: plants_write checks under the counter that what the decisions rest on still holds.
+const READ = { name: 'plants_read', text: 'SELECT id, name, tag, version FROM plants WHERE id = ANY($1::bigint[])' };
+const WRITE_PLANTS = 'plants_write($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)';
+const WRITE = { name: 'plants_write', text: `SELECT ${WRITE_PLANTS} AS base` };
+// The same with the batch's webhook events, written only when plants_write wrote (MATERIALIZED: it runs once), in
+// the order the outbox listed them (seq follows that order).
+const WRITE_WITH_EVENTS = {
+  name: 'plants_write_webhooks',
+  text: `WITH applied AS MATERIALIZED (SELECT ${WRITE_PLANTS} AS base), outbox AS (
+  INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, event_type, trace_context, next_attempt_at, created_at, updated_at)
+  SELECT w.event_id, w.subscriber, w.plant_id, w.payload, w.event_type, w.trace, $20::bigint, $20::bigint, $20::bigint
+  FROM applied, unnest($14::text[], $15::text[], $16::bigint[], $17::text[], $18::text[], $19::text[]) WITH ORDINALITY AS w(event_id, subscriber, plant_id, payload, event_type, trace, n)
+  WHERE applied.base IS NOT NULL
+  ORDER BY w.n
+)
+SELECT base FROM applied`,
+};
+
+// int8 columns as the caller's client parses them: bigint on the service's connections (src/db/postgres.ts),
+// the decimal string on a client without that parser. BigInt() takes either.
+type Int8 = bigint | string;
+type Row = { id: Int8; name: string; tag: string | null; version: Int8 };
+
+function toRow({ id, name, tag, version }: Row): PlantRow {
+  const row: PlantRow = { id: BigInt(id), name, version: BigInt(version) };
+  if (tag !== null) row.tag = tag;
+  return row;
+}
+
+type Change = { decision: Extract<Decision, { event: EventDraft }>; pos: bigint; trace?: TraceContext };
 
 /**
- * The group commit with its webhook events, in one statement and so one transaction and one round trip: $1 to $7
- * are plants_change's parameters, $8 to $16 eventParams'. The events CTE inserts each event whose operation
- * plants_change answers `created`, `updated` or `deleted`, never for an identical retry, a conflict, a stale or
- * missing edit; so a change and its events commit or roll back together, in the order the outbox listed them.
- * A create's body comes whole ($11); an edit's and a delete's is the outbox's text ($12, $13) around the plant as
- * the function stored it, in plant.json.ts's rendering for PostgreSQL (held to plantJson's bytes by
- * tests/store/plant-json.test.ts). `applied` is MATERIALIZED: plants_change runs exactly once.
+ * Decides each write against the row its id holds at that point of the batch. Events are numbered 1, 2, … (a put
+ * row's version likewise): offsets from the position the write takes.
  */
-export const CHANGE_WITH_EVENTS = `WITH applied AS MATERIALIZED (
-  ${CHANGE_STATEMENT}
-), events AS (
-  INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, event_type, trace_context, next_attempt_at, created_at, updated_at)
-  SELECT e.event_id, e.subscriber, ${ID},
-         CASE a.outcome
-           WHEN 'created' THEN ($11::text[])[a.idx]
-           WHEN 'updated' THEN ($12::text[])[a.idx] || ${plantJsonPostgres({ id: ID, name: 'a.stored_name', tag: 'a.stored_tag' })} || ($13::text[])[a.idx]
-           ELSE ($12::text[])[a.idx] || ${deletedPlantJsonPostgres(ID)} || ($13::text[])[a.idx]
-         END,
-         ($14::text[])[a.idx], ($15::text[])[a.idx], $16::bigint, $16::bigint, $16::bigint
-  FROM unnest($8::int[], $9::text[], $10::text[]) WITH ORDINALITY AS e(idx, event_id, subscriber, n)
-  JOIN applied a ON a.idx = e.idx
-  WHERE a.outcome IN ('created', 'updated', 'deleted')
-  ORDER BY e.n
-)
-SELECT idx, outcome, stored_name, stored_tag, stored_version FROM applied`;
+function decideAll(batch: readonly BatchWrite[], rows: Map<bigint, PlantRow | undefined>) {
+  const applied: Applied[] = [];
+  const changes: Change[] = [];
+  let pos = 0n;
+  for (const { write, trace } of batch) {
+    const id = idOf(write);
+    const current = rows.get(id);
+    const decision = decideWrite(current, write);
+    if (!('event' in decision)) {
+      applied.push({ decision });
+      continue;
+    }
+    pos += 1n;
+    rows.set(id, rowAfter(current, decision, pos));
+    applied.push({ decision, pos });
+    changes.push({ decision, pos, trace });
+  }
+  return { applied, changes };
+}
 
-/** $1 to $7 of both statements: plants_change's seven arrays for a batch, in arrival order. */
-export function changeParams(batch: readonly ChangeOperation[]): unknown[] {
+/** $2 to $13: each changed id as read (its version, null for none) and as left (its final row, or its removal), then the events. */
+function writeParams(changes: readonly Change[], read: Map<bigint, PlantRow>, rows: Map<bigint, PlantRow | undefined>): unknown[] {
+  const ids = [...new Set(changes.map(({ decision }) => decision.event.id))];
+  const put: PlantRow[] = [];
+  const removed: bigint[] = [];
+  for (const id of ids) {
+    const row = rows.get(id);
+    if (row === undefined) removed.push(id);
+    else put.push(row);
+  }
+  const events: EventDraft[] = changes.map(({ decision }) => decision.event);
   return [
-    batch.map((op) => op.kind),
-    batch.map((op) => op.id),
-    batch.map((op) => (op.kind === 'c' ? op.plant.name : op.kind === 'u' ? (op.patch.name ?? null) : null)),
-    batch.map((op) => (op.kind === 'c' ? (op.plant.tag ?? null) : op.kind === 'u' ? (op.patch.tag ?? null) : null)),
-    batch.map((op) => op.kind === 'u' && op.patch.tag !== undefined),
-    batch.map((op) => (op.kind === 'c' || op.expected === undefined ? null : op.expected.join(','))),
-    Date.now(),
+    ids,
+    ids.map((id) => read.get(id)?.version ?? null),
+    put.map((p) => p.id),
+    put.map((p) => p.name),
+    put.map((p) => p.tag ?? null),
+    put.map((p) => p.version),
+    removed,
+    events.map((e): ChangeKind => e.kind),
+    events.map((e) => e.id),
+    events.map((e) => e.name ?? null),
+    events.map((e) => e.tag ?? null),
+    events.map((e) => e.prevTag ?? null),
   ];
 }
 
-/** $8 to $16 of CHANGE_WITH_EVENTS: the events one row each (operation, id, subscriber), then per operation its body, type and trace. */
-export function eventParams({ operations, at }: BatchEvents): unknown[] {
-  const operationOf: number[] = [];
-  const ids: string[] = [];
-  const subscribers: string[] = [];
-  operations.forEach((operation, index) => {
-    for (const event of operation.events) {
-      operationOf.push(index + 1);
-      ids.push(event.id);
-      subscribers.push(event.subscriber);
-    }
-  });
-  const whole = operations.map(({ body }) => ('whole' in body ? body.whole : null));
-  const before = operations.map(({ body }) => ('whole' in body ? null : body.before));
-  const after = operations.map(({ body }) => ('whole' in body ? null : body.after));
-  return [operationOf, ids, subscribers, whole, before, after, operations.map((o) => o.type), operations.map((o) => o.trace), at];
+/** $14 to $20: the outbox rows of the batch's changes (plant.outbox.ts writes each change's entry), then their time. */
+function webhookParams(changes: readonly Change[], outbox: ChangeOutboxRows, at: number): unknown[] {
+  const entries = changes.flatMap(({ decision, trace }) => changeEntry(decision, trace) ?? []);
+  const rows = outbox.rowsOf(entries);
+  return [
+    rows.map((row) => row.eventId),
+    rows.map((row) => row.subscriber),
+    rows.map((row) => row.subject),
+    rows.map((row) => row.payload),
+    rows.map((row) => row.type),
+    rows.map((row) => row.trace),
+    at,
+  ];
+}
+
+async function readRows(client: Queryable, batch: readonly BatchWrite[]): Promise<Map<bigint, PlantRow>> {
+  const { rows } = await client.query<Row>({ ...READ, values: [[...new Set(batch.map(({ write }) => idOf(write)))]] });
+  return new Map(rows.map((row) => [BigInt(row.id), toRow(row)]));
+}
+
+/**
+ * One attempt: decide from the rows as read (or, `guess`, as none: what a create's id usually holds), then write;
+ * undefined when a row is not as the decisions assumed, and nothing was written.
+ */
+async function attempt(client: Queryable, batch: readonly BatchWrite[], at: number, guess: boolean, outbox?: ChangeOutboxRows): Promise<AppliedBatch | undefined> {
+  const read = guess ? new Map<bigint, PlantRow>() : await readRows(client, batch);
+  const rows = new Map<bigint, PlantRow | undefined>(read);
+  const { applied, changes } = decideAll(batch, rows);
+  if (changes.length === 0) return { applied, changed: 0 };
+  const values = [at, ...writeParams(changes, read, rows)];
+  const written =
+    outbox === undefined
+      ? await client.query<{ base: Int8 | null }>({ ...WRITE, values })
+      : await client.query<{ base: Int8 | null }>({ ...WRITE_WITH_EVENTS, values: values.concat(webhookParams(changes, outbox, at)) });
+  const base = written.rows[0]?.base;
+  if (base === null || base === undefined) return undefined;
+  for (const entry of applied) if (entry.pos !== undefined) entry.pos += BigInt(base);
+  return { applied, changed: changes.length };
+}
+
+/**
+ * Applies a batch: each statement its own transaction on a pool, or inside the caller's (the import's). A batch of
+ * creates alone is first decided as if none of its ids held a plant, so the usual create costs the write alone
+ * (one round trip). When a row is not as assumed (a retried create, or another batch or replica wrote it since
+ * the read), nothing was written, and the batch is read and decided again.
+ */
+export async function applyWrites(client: Queryable, batch: readonly BatchWrite[], at: number, outbox?: ChangeOutboxRows): Promise<AppliedBatch> {
+  let guess = batch.every(({ write }) => write.kind === 'create');
+  for (;;) {
+    const done = await attempt(client, batch, at, guess, outbox);
+    if (done !== undefined) return done;
+    guess = false;
+  }
 }

@@ -5,10 +5,9 @@
  * integer; strings go through JSON.stringify, which escapes them as JSON requires. Members come in one order (id,
  * name, tag) and an absent optional member is left out, never written as null.
  *
- * Two renderings of the same text run in a database, each for a measured reason: SQLite's reads (no row object
- * or bigint per plant) and PostgreSQL's edit and delete webhook bodies (written in the statement that applies
- * the change). They are built below from column expressions, and tests/store/plant-json.test.ts holds their bytes
- * to these functions' for the int64 edges and the strings a name may hold. A new member is written in all three.
+ * One rendering of the same text runs in a database, for a measured reason: SQLite's reads (no row object or
+ * bigint per plant). It is built below from column expressions, and tests/store/plant-json.test.ts holds its bytes
+ * to these functions' for the int64 edges and the strings a name may hold. A new member is written in both.
  */
 
 /** What the writer reads: a stored plant, a NewPlant, or a row straight from a store (`tag` null when absent). */
@@ -50,16 +49,6 @@ export type PlantColumns = { [Member in keyof PlantFields]-?: string };
 export const plantJsonSqlite = (c: PlantColumns): string =>
   `CASE WHEN ${c.tag} IS NULL THEN json_object('id', ${c.id}, 'name', ${c.name}) ` +
   `ELSE json_object('id', ${c.id}, 'name', ${c.name}, 'tag', ${c.tag}) END`;
-
-/**
- * plantJson's text, written by PostgreSQL: to_json escapes a text as JSON.stringify does; json_build_object is
- * not used because its text puts spaces around colons. A null tag makes its member null, and coalesce drops it.
- */
-export const plantJsonPostgres = (c: PlantColumns): string =>
-  `'{"id":' || ${c.id} || ',"name":' || to_json(${c.name})::text || coalesce(',"tag":' || to_json(${c.tag})::text, '') || '}'`;
-
-/** deletedPlantJson's text, written by PostgreSQL. */
-export const deletedPlantJsonPostgres = (id: string): string => `'{"id":' || ${id} || '}'`;
 
 // U+2028 and U+2029 (Unicode's line and paragraph separators) and U+0085 (NEL) may stand raw in a JSON string,
 // but a reader that splits lines the Unicode way (Python's str.splitlines, several SSE libraries) ends a `data:`

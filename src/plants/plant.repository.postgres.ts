@@ -11,20 +11,20 @@ import type {
   PlantPatch,
   PlantRepository,
   PlantsPage,
-  StoredPlant,
   UpdateOutcome,
+  WriteOutcome,
 } from './plant.repository';
+import { GroupCommit, type Queued } from '../db/group-commit';
 import { plantJson, plantsJson } from './plant.json';
-import { CHANGE_STATEMENT, CHANGE_WITH_EVENTS, changeParams, eventParams, type ChangeOperation } from './plant-change.postgres';
-import type { BatchOperation, PostgresPlantOutbox } from './plant.outbox';
+import { applyWrites, type Applied, type AppliedBatch, type BatchWrite } from './plant-change.postgres';
+import type { ChangeOutboxRows } from '../change-outbox';
 import { INT64_MAX, INT64_MIN, type ListQuery, type NewPlant } from './plant.schemas';
+import { answerOf, type PlantWrite } from './plant.write-rule';
 import { ignoreStore, type StoreObserver } from './store-observer';
 
 type Row = { id: bigint; name: string; tag: string | null };
-type ChangeRow = { idx: number; outcome: string; stored_name: string | null; stored_tag: string | null; stored_version: bigint | null };
 type EventRow = { pos: bigint; kind: ChangeKind; plant_id: bigint; name: string | null; tag: string | null; prev_tag: string | null; at: bigint };
 
-const toStored = (row: Row): StoredPlant => (row.tag === null ? { id: row.id, name: row.name } : { id: row.id, name: row.name, tag: row.tag });
 
 // SQLSTATE classes and codes that say "not now" rather than "bug": 08 connection exception, 53 insufficient
 // resources, 57 operator intervention (admin shutdown, cannot connect now, statement timeout), 40001 and 40P01
@@ -47,12 +47,6 @@ function translate(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
 }
 
-type Settle<T> = { resolve: (outcome: T) => void; reject: (error: Error) => void };
-type Pending =
-  | (Extract<ChangeOperation, { kind: 'c' }> & Settle<CreateOutcome>)
-  | (Extract<ChangeOperation, { kind: 'u' }> & Settle<UpdateOutcome>)
-  | (Extract<ChangeOperation, { kind: 'd' }> & Settle<DeleteOutcome>);
-
 function toEvent(row: EventRow): ChangeEvent {
   const event: ChangeEvent = { pos: row.pos, kind: row.kind, id: row.plant_id, at: Number(row.at) };
   if (row.name !== null) event.name = row.name;
@@ -61,22 +55,18 @@ function toEvent(row: EventRow): ChangeEvent {
   return event;
 }
 
-const outboxView = (op: Pending): BatchOperation =>
-  op.kind === 'c'
-    ? { kind: 'created', plant: op.plant, trace: op.context?.trace }
-    : { kind: op.kind === 'u' ? 'updated' : 'deleted', id: op.id, trace: op.context?.trace };
+const notMigrated = () => new AppError('store_unavailable', 'The store is not migrated yet; nothing was read or written. Retry later.');
 
 /**
- * Group commit on PostgreSQL: creates, edits and deletes that arrive in one event-loop turn go to the server as
- * one call of plants_change (migrations/postgres/005) in one statement, so one transaction and one round trip;
- * each caller is answered after that commit (synchronous_commit=on). The function takes the feed's counter row
- * first, so the batches of every replica apply one after the other, in arrival order within each, and each
- * change writes its event with its position. Given an outbox (webhooks configured), the same statement also
- * writes the webhook events the outbox answers as data (a transactional outbox, plant-change.postgres.ts), still
- * one round trip.
+ * Group commit on PostgreSQL: creates, edits and deletes that arrive in one event-loop turn are decided together
+ * (plant-change.postgres.ts): the batch's rows read, each write decided by plant.write-rule.ts in arrival order,
+ * then the decided rows, events and (given an outbox, webhooks configured) webhook events written in one
+ * statement, one transaction that takes the feed's counter and checks the rows read still hold; each caller is
+ * answered after that commit (synchronous_commit=on). The counter makes the batches of every replica apply one
+ * after the other.
  */
 export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
-  private pending: Pending[] = [];
+  private readonly queue = new GroupCommit<BatchWrite, Applied>((batch) => this.commit(batch));
   private ready = false;
   private readonly listeners = new Set<() => void>();
 
@@ -85,7 +75,7 @@ export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
     private readonly logger: Logger,
     private readonly deadlineMs: number,
     private readonly observer: StoreObserver = ignoreStore,
-    private readonly outbox?: PostgresPlantOutbox,
+    private readonly outbox?: ChangeOutboxRows,
   ) {}
 
   /** Called once the migrations are applied; before that every operation answers 503. */
@@ -93,16 +83,22 @@ export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
     this.ready = true;
   }
 
-  create(plant: NewPlant, context?: ChangeContext): Promise<CreateOutcome> {
-    return new Promise((resolve, reject) => this.enqueue({ kind: 'c', id: plant.id, plant, context, resolve, reject }));
+  async create(plant: NewPlant, context?: ChangeContext): Promise<CreateOutcome> {
+    return this.write({ kind: 'create', plant }, context) as Promise<CreateOutcome>;
   }
 
-  update(id: bigint, patch: PlantPatch, expected?: Expected, context?: ChangeContext): Promise<UpdateOutcome> {
-    return new Promise((resolve, reject) => this.enqueue({ kind: 'u', id, patch, expected, context, resolve, reject }));
+  async update(id: bigint, patch: PlantPatch, expected?: Expected, context?: ChangeContext): Promise<UpdateOutcome> {
+    return this.write({ kind: 'update', id, patch, expected }, context) as Promise<UpdateOutcome>;
   }
 
-  delete(id: bigint, expected?: Expected, context?: ChangeContext): Promise<DeleteOutcome> {
-    return new Promise((resolve, reject) => this.enqueue({ kind: 'd', id, expected, context, resolve, reject }));
+  async delete(id: bigint, expected?: Expected, context?: ChangeContext): Promise<DeleteOutcome> {
+    return this.write({ kind: 'delete', id, expected }, context) as Promise<DeleteOutcome>;
+  }
+
+  /** Resolves with the write's answer once the commit that holds it is durable. */
+  private async write(write: PlantWrite, context: ChangeContext | undefined): Promise<WriteOutcome> {
+    const { decision, pos } = await this.queue.submit({ write, trace: context?.trace });
+    return answerOf(decision, pos);
   }
 
   /**
@@ -176,7 +172,7 @@ export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
   };
 
   private async query<R extends object>(name: string, text: string, values: unknown[]): Promise<{ rows: R[] }> {
-    if (!this.ready) throw new AppError('store_unavailable', 'The store is not migrated yet; nothing was read or written. Retry later.');
+    if (!this.ready) throw notMigrated();
     try {
       return await this.pool.query<R>({ name, text, values });
     } catch (error) {
@@ -184,52 +180,30 @@ export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
     }
   }
 
-  private enqueue(operation: Pending): void {
-    if (this.pending.push(operation) === 1) setImmediate(this.flush);
-  }
-
-  private readonly flush = (): void => {
-    const batch = this.pending;
-    this.pending = [];
+  private readonly commit = (batch: Queued<BatchWrite, Applied>[]): void => {
     const started = performance.now();
     let settled = false;
-    // The whole wait (a free connection, connecting, the statement) is bounded, so no request outlives it.
+    // The whole wait (a free connection, connecting, the statements) is bounded, so no request outlives it.
     const deadline = setTimeout(() => {
       settled = true;
-      // Counted as a timeout of its own: no driver error exists yet, and the statement may still commit.
+      // Counted as a timeout of its own: no driver error exists yet, and the transaction may still commit.
       this.observer.failed(Object.assign(new Error('no answer within DATABASE_STATEMENT_TIMEOUT_MS'), { code: 'ETIMEDOUT' }));
       const error = new AppError(
         'store_unavailable',
         'The store did not answer in time; the change may or may not be applied. Resend the same request to find out.',
       );
-      for (const operation of batch) operation.reject(error);
+      for (const queued of batch) queued.reject(error);
     }, this.deadlineMs);
-    const values = changeParams(batch);
-    const outbox = this.outbox;
-    const statement =
-      outbox === undefined
-        ? this.query<ChangeRow>('plants_change', CHANGE_STATEMENT, values)
-        : this.query<ChangeRow>('plants_change_webhooks', CHANGE_WITH_EVENTS, values.concat(eventParams(outbox.eventsOf(batch.map(outboxView)))));
-    statement.then(
-      ({ rows }) => {
+    this.transaction(batch.map((queued) => queued.op)).then(
+      ({ applied, changed }) => {
         clearTimeout(deadline);
         if (settled) return;
         const seconds = (performance.now() - started) / 1000;
         this.observer.committed(batch.length, seconds);
         this.logger.debug({ rows: batch.length, ms: Math.round(seconds * 100_000) / 100 }, 'group commit');
-        let changed = 0;
-        for (const row of rows) {
-          const operation = batch[row.idx - 1];
-          if (operation === undefined) continue;
-          if (row.outcome === 'created' || row.outcome === 'updated' || row.outcome === 'deleted') changed += 1;
-          settle(operation, row);
-        }
-        if (rows.length !== batch.length) {
-          const missing = new Error(`plants_change answered ${rows.length} of ${batch.length} operations`);
-          for (const operation of batch.slice(rows.length)) operation.reject(missing);
-        }
+        batch.forEach((queued, index) => queued.resolve(applied[index] as Applied));
         if (changed > 0) {
-          if (outbox !== undefined) outbox.wake(changed);
+          this.outbox?.wake(changed);
           for (const wake of this.listeners) wake();
         }
       },
@@ -239,26 +213,14 @@ export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
         // The driver's own error (its SQLSTATE or errno), not the 503 it becomes; a not-migrated store has none.
         this.observer.failed(error instanceof AppError && error.cause !== undefined ? error.cause : error);
         const translated = translate(error);
-        for (const operation of batch) operation.reject(translated);
+        for (const queued of batch) queued.reject(translated);
       },
     );
   };
-}
 
-function settle(operation: Pending, row: ChangeRow): void {
-  const version = row.stored_version ?? 0n;
-  if (operation.kind === 'c') {
-    if (row.stored_name === null) operation.reject(new Error(`plant ${operation.id} neither inserted nor found`));
-    else {
-      const stored = toStored({ id: operation.id, name: row.stored_name, tag: row.stored_tag });
-      const same = stored.name === operation.plant.name && stored.tag === operation.plant.tag;
-      operation.resolve({ outcome: row.outcome === 'created' ? 'created' : same ? 'replayed' : 'conflict', stored, version });
-    }
-  } else if (operation.kind === 'd') {
-    operation.resolve(row.outcome === 'stale' ? { outcome: 'stale', version } : { outcome: row.outcome === 'deleted' ? 'deleted' : 'missing' });
-  } else if (row.outcome === 'updated' && row.stored_name !== null) {
-    operation.resolve({ outcome: 'updated', stored: toStored({ id: operation.id, name: row.stored_name, tag: row.stored_tag }), version });
-  } else {
-    operation.resolve(row.outcome === 'stale' ? { outcome: 'stale', version } : { outcome: 'missing' });
+  /** One batch on the pool: its write is one statement, so one transaction that holds the counter only inside PostgreSQL. */
+  private async transaction(batch: BatchWrite[]): Promise<AppliedBatch> {
+    if (!this.ready) throw notMigrated();
+    return applyWrites(this.pool, batch, Date.now(), this.outbox);
   }
 }

@@ -1,9 +1,6 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { ChangeEntry } from '../change-outbox';
 import type { TraceContext } from '../tracing';
-// TODO #32: for outbox.postgres.ts only, until it takes ChangeEntry (src/change-outbox.ts) as outbox.sqlite.ts does.
-import { plantJson } from '../plants/plant.json';
-import type { NewPlant } from '../plants/plant.schemas';
 
 /** The text of an enveloped body around its `data`. */
 const envelopeOf = (type: string): { before: string; after: string } => ({ before: `{"type":${JSON.stringify(type)},"data":`, after: '}' });
@@ -17,12 +14,6 @@ export const bodyOf = ({ type, data, bare }: Pick<ChangeEntry, 'type' | 'data' |
   const { before, after } = envelopeOf(type);
   return before + data + after;
 };
-
-/** The body of a plant.created delivery on PostgreSQL: the NewPlant as sent. */
-export const newPlantPayload = (plant: NewPlant): string => plantJson(plant);
-
-/** The text of an edit's or a delete's body around its `data` on PostgreSQL. */
-export const changeEnvelope = (kind: 'updated' | 'deleted'): { before: string; after: string } => envelopeOf(`plant.${kind}`);
 
 /** One id per event, the same on every retry: the receiver's dedup key (Standard Webhooks `webhook-id`). */
 export const newEventId = (): string => `msg_${randomUUID().replaceAll('-', '')}`;

@@ -4,7 +4,7 @@
  * here is loaded, runs or stores anything. src/store is its only caller.
  */
 import type { Pool } from 'pg';
-import type { ChangeOutbox } from '../change-outbox';
+import type { ChangeOutbox, ChangeOutboxRows } from '../change-outbox';
 import type { WebhookConfig } from '../config';
 import type { Db } from '../db/database';
 import type { Logger } from '../logger';
@@ -20,7 +20,7 @@ export type Dispatching = { start(): void; stop(timeoutMs: number): Promise<void
 
 // The outboxes as the resources' repositories see them: the ports each implements (src/change-outbox.ts).
 export type SqliteWebhooks = Dispatching & { outbox: ChangeOutbox };
-export type PostgresWebhooks = Dispatching & { outbox: Pick<PostgresOutbox, 'eventsOf'> & { wake: () => void } };
+export type PostgresWebhooks = Dispatching & { outbox: ChangeOutboxRows };
 
 /**
  * The SQLite outbox on the store's connection and its dispatcher. `connections.writer` is a second connection to
@@ -54,7 +54,7 @@ export function createPostgresWebhooks(
   const outbox = new PostgresOutbox(pool, urlsOf(config), 2 * config.timeoutMs + 30_000, config.events);
   const dispatcher = new WebhookDispatcher({ store: outbox, config, logger: options.logger, pollMs: options.pollMs, observer: options.observer });
   return {
-    outbox: { eventsOf: (batch) => outbox.eventsOf(batch), wake: dispatcher.wake },
+    outbox: { rowsOf: (entries) => outbox.rowsOf(entries), wake: dispatcher.wake },
     start: () => dispatcher.start(),
     stop: (timeoutMs) => dispatcher.stop(timeoutMs),
   };

@@ -1,15 +1,15 @@
 import type { Pool } from 'pg';
-import type { BatchEvents, BatchOperation, OperationEvents } from '../plants/plant.outbox';
-import { changeEnvelope, newEventId, newPlantPayload, traceColumn, traceOfColumn } from './event';
+import type { ChangeEntry, ChangeOutboxRows, OutboxRow } from '../change-outbox';
+import { bodyOf, newEventId, traceColumn, traceOfColumn } from './event';
 import type { Backlog, OutboxEvent, OutboxStore, Settlement } from './outbox';
 
 /**
- * The PostgreSQL outbox, shared by every replica. Events are written in the plants' own statement, from what
- * eventsOf answers (src/plants/plant-change.postgres.ts composes it). A claim moves next_attempt_at past a lease
+ * The PostgreSQL outbox, shared by every replica. Events are written in the statement that applies a store's
+ * batch, from the rows rowsOf answers (src/plants/plant-change.postgres.ts composes it). A claim moves next_attempt_at past a lease
  * in the same statement that picks the rows (FOR UPDATE SKIP LOCKED), so two replicas never attempt one event at
  * once; a replica that dies mid-attempt leaves the event to be claimed again when its lease runs out.
  */
-export class PostgresOutbox implements OutboxStore {
+export class PostgresOutbox implements OutboxStore, Pick<ChangeOutboxRows, 'rowsOf'> {
   constructor(
     private readonly pool: Pool,
     private readonly subscribers: readonly string[],
@@ -19,19 +19,18 @@ export class PostgresOutbox implements OutboxStore {
   ) {}
 
   /**
-   * A batch's events as data (in the order given to plants_change): one per subscriber for each operation whose
-   * type WEBHOOK_EVENTS names, each with its id; a create's body whole, an edit's or a delete's envelope. Ids are
-   * made here for every operation of a wanted type, and used only where the statement applies it.
+   * The rows of a batch's changes, in their order: one per subscriber for each change whose type WEBHOOK_EVENTS
+   * names, each with a new id and its whole body.
    */
-  eventsOf(batch: readonly BatchOperation[]): BatchEvents {
-    return { operations: batch.map((operation) => this.eventsOfOne(operation)), at: Date.now() };
-  }
-
-  private eventsOfOne(operation: BatchOperation): OperationEvents {
-    const type = `plant.${operation.kind}`;
-    const events = this.types.includes(type) ? this.subscribers.map((subscriber) => ({ id: newEventId(), subscriber })) : [];
-    const body = operation.kind === 'created' ? { whole: newPlantPayload(operation.plant) } : changeEnvelope(operation.kind);
-    return { type, events, body, trace: traceColumn(operation.trace) };
+  rowsOf(entries: readonly ChangeEntry[]): OutboxRow[] {
+    const rows: OutboxRow[] = [];
+    for (const entry of entries) {
+      if (!this.types.includes(entry.type)) continue;
+      const payload = bodyOf(entry);
+      const trace = traceColumn(entry.trace);
+      for (const subscriber of this.subscribers) rows.push({ eventId: newEventId(), subscriber, subject: entry.subject, type: entry.type, payload, trace });
+    }
+    return rows;
   }
 
   /** Every claim looks at all due events: claimed ones are leased on disk, so there is nothing to read past. */

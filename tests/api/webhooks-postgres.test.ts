@@ -3,7 +3,7 @@ import { Pool } from 'pg';
 import { loadConfig } from '../../src/config';
 import { loadPostgresMigrations, migratePostgres } from '../../src/db/migrate.postgres';
 import { createMetrics } from '../../src/metrics';
-import { CHANGE_WITH_EVENTS, eventParams } from '../../src/plants/plant-change.postgres';
+import { applyWrites } from '../../src/plants/plant-change.postgres';
 import { PostgresPlantRepository } from '../../src/plants/plant.repository.postgres';
 import { newPlantSchema } from '../../src/plants/plant.schemas';
 import { createPostgresWebhooks, type PostgresWebhooks } from '../../src/webhooks';
@@ -80,22 +80,13 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
     await Promise.all(plants.map((plant, index) => target.plants.create(newPlantSchema.parse(plant), { trace: traces[index] })));
   }
 
-  /** The production statement for one create, inside a transaction that then rolls back. */
+  /** The production write path for one create, inside a transaction that then rolls back. */
   async function createRolledBack(target: Replica, plant: Record<string, unknown>) {
     const parsed = newPlantSchema.parse(plant);
     const client = await target.pool.connect();
     try {
       await client.query('BEGIN');
-      await client.query(CHANGE_WITH_EVENTS, [
-        ['c'],
-        [parsed.id],
-        [parsed.name],
-        [parsed.tag ?? null],
-        [false],
-        [null],
-        Date.now(),
-        ...eventParams(target.webhooks.outbox.eventsOf([{ kind: 'created', plant: parsed }])),
-      ]);
+      await applyWrites(client, [{ write: { kind: 'create', plant: parsed } }], Date.now(), target.webhooks.outbox);
       await client.query('ROLLBACK');
     } finally {
       client.release();

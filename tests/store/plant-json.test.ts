@@ -18,7 +18,7 @@ import { createTestDatabase, outboxRows, type TestDatabase } from '../helpers/po
 import { captureLogs } from '../helpers/common';
 
 // The one JSON writer of a plant (src/plants/plant.json.ts), held to the schemas the API document publishes and,
-// byte for byte, to the two renderings a database writes: SQLite's reads and PostgreSQL's edit and delete webhooks.
+// byte for byte, to the rendering a database writes (SQLite's reads) and to the webhook bodies PostgreSQL keeps.
 
 type Property = { type?: string; format?: string };
 type ObjectSchema = { properties: Record<string, Property>; required?: string[] };
@@ -125,7 +125,7 @@ describe('SQLite reads (json_object) against the writer', () => {
   });
 });
 
-describeWith('postgres', 'PostgreSQL webhook bodies (SQL) against the writer', (server) => {
+describeWith('postgres', 'PostgreSQL webhook bodies (as stored) against the writer', (server) => {
   let database: TestDatabase;
   let store: PostgresStore;
 
