@@ -5,7 +5,8 @@
  * The ground floor: imported by everyone, imports nothing of the service but itself. openapi-responses.ts is here
  * so each resource can write its OpenAPI paths beside its routes (src/plants/plant.openapi.ts); observers.ts so a
  * resource reports to metrics without either importing the other; change-outbox.ts so a resource's repository and
- * the webhook outbox share a port without importing each other.
+ * the webhook outbox share a port without importing each other; json-text.ts so a resource's feed and the webhook
+ * delivery escape the same line separators.
  */
 export const GROUND = [
   'src/config',
@@ -18,6 +19,7 @@ export const GROUND = [
   'src/observers.ts',
   'src/openapi-responses.ts',
   'src/change-outbox.ts',
+  'src/json-text.ts',
 ];
 
 /** Each room and the rooms it may import besides itself and the ground; everything else in src/ is refused. */
