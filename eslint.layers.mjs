@@ -5,7 +5,9 @@
  * The ground floor: imported by everyone, imports nothing of the service but itself. openapi-responses.ts is here
  * so each resource can write its OpenAPI paths beside its routes (src/plants/plant.openapi.ts); observers.ts so a
  * resource reports to metrics without either importing the other; change-outbox.ts so a resource's repository and
- * the webhook outbox share a port without importing each other.
+ * the webhook outbox share a port without importing each other; json-text.ts so a resource's feed and the webhook
+ * delivery escape the same line separators; transfer.ts so a resource's export and import and src/backup share what
+ * they hand each other.
  */
 export const GROUND = [
   'src/config',
@@ -18,6 +20,8 @@ export const GROUND = [
   'src/observers.ts',
   'src/openapi-responses.ts',
   'src/change-outbox.ts',
+  'src/json-text.ts',
+  'src/transfer.ts',
 ];
 
 /** Each room and the rooms it may import besides itself and the ground; everything else in src/ is refused. */
@@ -31,8 +35,8 @@ export const LAYERS = {
   'src/webhooks': ['src/db', 'src/plants', 'src/resource.ts'],
   'src/store': ['src/db', 'src/plants', 'src/resource.ts', 'src/webhooks'],
   'src/metrics': ['src/backup', 'src/webhooks'],
-  'src/backup': ['src/db', 'src/http', 'src/plants'],
-  'src/cli': ['src/backup', 'src/db'],
+  'src/backup': ['src/db'],
+  'src/cli': ['src/backup', 'src/db', 'src/plants'],
   'src/openapi.ts': ['src/resource.ts', 'src/webhooks'],
   'src/app.ts': ['src/auth', 'src/docs', 'src/http', 'src/metrics', 'src/openapi.ts', 'src/resource.ts'],
   'src/resources.ts': ['src/auth', 'src/plants', 'src/resource.ts', 'src/webhooks'],

@@ -2,8 +2,10 @@
 import { once } from 'node:events';
 import os from 'node:os';
 import { backupStore, BackupError, exportPostgres, exportSqlite, importPostgres, importSqlite, readLines, restoreStore } from '../backup';
-import type { ImportResult, PlantExport } from '../backup';
+import type { Export, ImportResult } from '../backup';
 import type { DatabaseTarget } from '../config/fields';
+import { postgresPlantTransfer } from '../plants/plant.transfer.postgres';
+import { sqlitePlantTransfer } from '../plants/plant.transfer.sqlite';
 import { describeTarget, loadCliConfig, parseTarget, postgresOptions, UsageError, type CliConfig } from './cli-config';
 
 type Option = { value?: string; help: string };
@@ -36,12 +38,18 @@ function sqlitePath(target: DatabaseTarget, command: string): string {
   );
 }
 
-async function openExport(target: DatabaseTarget, config: CliConfig): Promise<PlantExport> {
-  return target.dialect === 'sqlite' ? exportSqlite(target.path, config.busyTimeoutMs) : exportPostgres(postgresOptions(target.url, config));
+// What export, import and copy carry: plants, the one resource whose records the command moves.
+async function openExport(target: DatabaseTarget, config: CliConfig): Promise<Export> {
+  return target.dialect === 'sqlite'
+    ? exportSqlite(target.path, config.busyTimeoutMs, sqlitePlantTransfer)
+    : exportPostgres(postgresOptions(target.url, config), postgresPlantTransfer);
 }
 
-function runImport(target: DatabaseTarget, config: CliConfig, lines: AsyncIterable<[string, number]>): Promise<ImportResult> {
-  return target.dialect === 'sqlite' ? importSqlite(target.path, lines, config.busyTimeoutMs) : importPostgres(postgresOptions(target.url, config), lines);
+function runImport(target: DatabaseTarget, config: CliConfig, input: AsyncIterable<Buffer | string> | Iterable<Buffer | string>): Promise<ImportResult> {
+  const lines = readLines(input, 'plant');
+  return target.dialect === 'sqlite'
+    ? importSqlite(target.path, lines, config.busyTimeoutMs, sqlitePlantTransfer)
+    : importPostgres(postgresOptions(target.url, config), lines, postgresPlantTransfer);
 }
 
 const say = (text: string) => process.stdout.write(`${text}\n`);
@@ -125,7 +133,7 @@ export const COMMANDS: Record<string, Command> = {
     options: { database: DATABASE },
     run: async (values) => {
       const config = configOf(values);
-      const result = await runImport(config.database, config, readLines(process.stdin));
+      const result = await runImport(config.database, config, process.stdin);
       say(`imported ${result.lines} lines into ${describeTarget(config.database)}: ${result.inserted} new plants, ${result.unchanged} already stored; it now holds ${result.after}`);
     },
   },
@@ -141,7 +149,7 @@ export const COMMANDS: Record<string, Command> = {
       const to = parseTarget(required(values, 'to'), '--to');
       const config = configOf(values);
       const source = await openExport(config.database, config);
-      const result = await runImport(to, config, readLines(source.chunks()));
+      const result = await runImport(to, config, source.chunks());
       if (result.lines !== source.total || result.inserted + result.unchanged !== source.total) {
         throw new BackupError(`the source held ${source.total} plants but ${result.lines} were copied; check the target`);
       }

@@ -2,9 +2,10 @@
  * One change stream's side of the feed (src/plants/plant.feed.ts): the SSE frames, and the stream's position and
  * bounded queue while its socket is full. Knows SSE framing, not Express.
  */
+import { escapeLineSeparators } from '../json-text';
 import type { FeedObserver } from '../observers';
 import type { ChangeEvent } from './plant-events';
-import { deletedPlantJson, escapeLineSeparators, plantJson, type PlantFields } from './plant.json';
+import { deletedPlantJson, plantJson, type PlantFields } from './plant.json';
 
 export type FeedConfig = {
   /** Events are kept at least this long (EVENTS_RETENTION). */

@@ -5,13 +5,14 @@
  * webhook, so an imported plant gets its version and event by the same code as a created one. SQL only; no files.
  */
 import type pg from 'pg';
+import { ImportError, type Export, type ImportResult, type Lines } from '../transfer';
 import { applyWrites } from './plant-change.postgres';
 import { plantLine } from './plant.json';
 import type { NewPlant } from './plant.schemas';
-import { conflictMessage, ImportError, PAGE_ROWS, type ImportResult, type PlantExport, type PlantRow } from './plant.transfer';
+import { conflictMessage, PAGE_ROWS, plantsOf, type PlantRow } from './plant.transfer';
 
 /** The plants of the snapshot `client` holds open (a REPEATABLE READ transaction), a page at a time; `close` runs when the pages end. */
-export async function exportPlantsPostgres(client: pg.ClientBase, close: () => Promise<void>): Promise<PlantExport> {
+export async function exportPlantsPostgres(client: pg.ClientBase, close: () => Promise<void>): Promise<Export> {
   const { rows } = await client.query<{ total: bigint }>('SELECT count(*) AS total FROM plants');
   return {
     total: Number(rows[0]?.total ?? 0n),
@@ -64,12 +65,12 @@ async function writePage(client: pg.ClientBase, page: Pending[], at: number): Pr
 }
 
 /**
- * Creates each plant not yet stored, in the caller's transaction, a page (PAGE_ROWS) per batch; a plant stored
+ * Creates the plant of each line not yet stored, in the caller's transaction, a page (PAGE_ROWS) per batch; a plant stored
  * the same is left as it is, one stored otherwise stops the import (ImportError, the transaction is the caller's
  * to roll back). A line that fails to parse is reported after the lines above it are written, so an earlier
  * conflict is the fault named. The counts are checked before answering.
  */
-export async function importPlantsPostgres(client: pg.ClientBase, plants: AsyncIterable<[NewPlant, number]>, at: number): Promise<ImportResult> {
+export async function importPlantsPostgres(client: pg.ClientBase, lines: Lines, at: number): Promise<ImportResult> {
   const lastPos = (await client.query<{ last_pos: bigint }>(LOCK_COUNTER_SQL, [at])).rows[0]?.last_pos ?? 0n;
   if (BigInt(lastPos) === 0n) await client.query(MARK_SQL, [at]);
   const count = async () => Number((await client.query<{ n: bigint }>('SELECT count(*) AS n FROM plants')).rows[0]?.n ?? 0n);
@@ -83,7 +84,7 @@ export async function importPlantsPostgres(client: pg.ClientBase, plants: AsyncI
     inserted += await writePage(client, pending, at);
   };
   try {
-    for await (const [plant, line] of plants) {
+    for await (const [plant, line] of plantsOf(lines)) {
       page.push({ plant, line });
       read += 1;
       if (page.length === PAGE_ROWS) {
@@ -103,3 +104,6 @@ export async function importPlantsPostgres(client: pg.ClientBase, plants: AsyncI
   if (after !== before + inserted) throw new ImportError(`PostgreSQL holds ${after} plants after the import, expected ${before + inserted}; nothing was imported`);
   return { lines: read, inserted, unchanged: read - inserted, before, after };
 }
+
+/** The plant half of a PostgreSQL transfer, handed to src/backup by its caller. */
+export const postgresPlantTransfer = { export: exportPlantsPostgres, import: importPlantsPostgres };

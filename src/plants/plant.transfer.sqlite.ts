@@ -5,18 +5,18 @@
  * imported plant gets its version and event by the same code as a created one. SQL only; no files.
  */
 import type { Db } from '../db/database';
+import { ImportError, type Export, type ImportResult, type Lines } from '../transfer';
 import { sqliteChangeApplier } from './plant-change.sqlite';
 import { SqliteEventLog } from './plant-events.sqlite';
 import { plantLine } from './plant.json';
-import type { NewPlant } from './plant.schemas';
-import { conflictMessage, ImportError, PAGE_ROWS, type ImportResult, type PlantExport, type PlantRow } from './plant.transfer';
+import { conflictMessage, PAGE_ROWS, plantsOf, type PlantRow } from './plant.transfer';
 
 /** Whether the file holds the plants table: a Plant Store that was migrated. */
 export const holdsPlants = (db: Db): boolean =>
   db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'plants'").get() !== undefined;
 
 /** The plants of the snapshot `db` holds open (a read transaction), a page at a time; `close` runs when the pages end. */
-export function exportPlantsSqlite(db: Db, close: () => void): PlantExport {
+export function exportPlantsSqlite(db: Db, close: () => void): Export {
   const total = Number(db.prepare('SELECT count(*) FROM plants').pluck().get());
   const first = db.prepare<[number], PlantRow>('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?');
   const after = db.prepare<[bigint, number], PlantRow>('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?');
@@ -38,17 +38,17 @@ export function exportPlantsSqlite(db: Db, close: () => void): PlantExport {
 }
 
 /**
- * Creates each plant not yet stored, in the caller's write transaction, its events numbered after `lastPos` and
+ * Creates the plant of each line not yet stored, in the caller's write transaction, its events numbered after `lastPos` and
  * written at `at`; a plant stored the same is left as it is, one stored otherwise stops the import (ImportError,
  * the transaction is the caller's to roll back). The counts are checked before answering.
  */
-export async function importPlantsSqlite(db: Db, plants: AsyncIterable<[NewPlant, number]>, lastPos: bigint, at: number): Promise<ImportResult> {
+export async function importPlantsSqlite(db: Db, lines: Lines, lastPos: bigint, at: number): Promise<ImportResult> {
   const count = db.prepare('SELECT count(*) FROM plants').pluck();
   const apply = sqliteChangeApplier(db, new SqliteEventLog(db), { last: lastPos });
   const before = Number(count.get());
   let read = 0;
   let inserted = 0;
-  for await (const [plant, line] of plants) {
+  for await (const [plant, line] of plantsOf(lines)) {
     read += 1;
     const outcome = apply({ kind: 'create', plant }, at);
     if (outcome.outcome === 'created') inserted += 1;
@@ -58,3 +58,6 @@ export async function importPlantsSqlite(db: Db, plants: AsyncIterable<[NewPlant
   if (after !== before + inserted) throw new ImportError(`the store holds ${after} plants after the import, expected ${before + inserted}; nothing was imported`);
   return { lines: read, inserted, unchanged: read - inserted, before, after };
 }
+
+/** The plant half of a SQLite transfer, handed to src/backup by its caller: the table that makes a file a store of plants. */
+export const sqlitePlantTransfer = { table: 'plants', holds: holdsPlants, export: exportPlantsSqlite, import: importPlantsSqlite };

@@ -1,36 +1,18 @@
 /**
- * What export and import hand each other, whatever the store, and how an import refuses a plant: the shared half
- * of each dialect's transfer (plant.transfer.sqlite.ts, plant.transfer.postgres.ts). src/backup reads and writes
- * the files and streams around them.
+ * The plant's NDJSON lines and how an import refuses one: the shared half of each dialect's transfer
+ * (plant.transfer.sqlite.ts, plant.transfer.postgres.ts). One plant a line, {"id":…,"name":…,"tag":…}, the tag
+ * left out when absent, the id as a JSON integer digit for digit (plantLine writes it). Each line is read with the
+ * service's lossless JSON parse and checked by the same rules as POST /plants, so an import stores only what the
+ * API would. src/backup reads and writes the files and streams around them (src/transfer.ts).
  */
+import { parseJson } from '../http/parse-json';
+import { ImportError, type Lines } from '../transfer';
 import { plantLine } from './plant.json';
-import type { NewPlant } from './plant.schemas';
-
-export type PlantExport = {
-  /** Plants in the snapshot the export reads: the count a copy checks the import against. */
-  total: number;
-  /** The plants as NDJSON text, a page at a time, in id order; the snapshot ends when the iteration does. */
-  chunks: () => AsyncIterable<string> | Iterable<string>;
-};
-
-export type ImportResult = {
-  /** Lines read, one plant each. */
-  lines: number;
-  /** Plants that were not stored and now are. */
-  inserted: number;
-  /** Lines equal to a plant already stored: an import run twice changes nothing. */
-  unchanged: number;
-  /** Plants in the store before and after. */
-  before: number;
-  after: number;
-};
+import { newPlantSchema, type NewPlant } from './plant.schemas';
 
 // Rows per page of an export and per statement of a PostgreSQL import: large enough that round trips do not
 // dominate, small enough that memory stays flat.
 export const PAGE_ROWS = 5000;
-
-/** An import that cannot go on: the message says which line and why; nothing was imported. */
-export class ImportError extends Error {}
 
 /** A plant as an export reads it: `tag` null when absent. */
 export type PlantRow = { id: bigint; name: string; tag: string | null };
@@ -41,4 +23,27 @@ export function conflictMessage(line: number, incoming: NewPlant, stored: { name
     `line ${line}: plant ${incoming.id} is stored as ${plantLine({ id: incoming.id, ...stored }).trim()}, ` +
     'and this line differs; nothing was imported'
   );
+}
+
+export function parsePlantLine(text: string, line: number): NewPlant {
+  let value: unknown;
+  try {
+    value = parseJson(text);
+  } catch (error) {
+    throw new ImportError(`line ${line}: not JSON (${(error as Error).message})`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ImportError(`line ${line}: must be a JSON object {"id":…,"name":…,"tag":…}`);
+  }
+  const parsed = newPlantSchema.safeParse(value);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'plant'} ${issue.message}`).join('; ');
+    throw new ImportError(`line ${line}: ${issues}`);
+  }
+  return parsed.data;
+}
+
+/** The plants of an import's lines, each parsed as it is read. */
+export async function* plantsOf(lines: Lines): AsyncGenerator<[NewPlant, number]> {
+  for await (const [text, line] of lines) yield [parsePlantLine(text, line), line];
 }

@@ -1,6 +1,6 @@
 import { Pool, type Dispatcher } from 'undici';
 import type { WebhookConfig, WebhookSubscriber } from '../config';
-import { escapeLineSeparators } from '../plants/plant.json';
+import { escapeLineSeparators } from '../json-text';
 import { childTraceparent } from '../tracing';
 import { signedHeaders } from './event';
 import type { OutboxEvent } from './outbox';

@@ -15,7 +15,7 @@ export class PostgresOutbox implements OutboxStore, Pick<ChangeOutboxRows, 'rows
     private readonly subscribers: readonly string[],
     private readonly leaseMs: number,
     /** WEBHOOK_EVENTS: the types written. */
-    private readonly types: readonly string[] = ['plant.created'],
+    private readonly types: readonly string[],
   ) {}
 
   /**

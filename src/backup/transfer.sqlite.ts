@@ -1,41 +1,35 @@
 /**
- * Export from and import into a SQLite store: the files, connections and transactions around the plant half
- * (src/plants/plant.transfer.sqlite.ts). The export reads one snapshot (a read transaction, so a service can keep
- * writing); the import is one write transaction, migrations included, so it lands whole or not at all. Each plant
- * it creates gets its plant.created change event in that transaction, and no webhook.
+ * Export from and import into a SQLite store: the files, connections and transactions around a resource's half
+ * (its SqliteTransfer, e.g. src/plants/plant.transfer.sqlite.ts). The export reads one snapshot (a read
+ * transaction, so a service can keep writing); the import is one write transaction, migrations included, so it
+ * lands whole or not at all. Each record it creates gets its change event in that transaction, and no webhook.
  */
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { openDatabase } from '../db/database';
 import { loadMigrations, migrate } from '../db/migrate';
 import { refuseLostStore } from '../db/sqlite-health';
-import type { NewPlant } from '../plants/plant.schemas';
-import type { ImportResult, PlantExport } from '../plants/plant.transfer';
-import { exportPlantsSqlite, holdsPlants, importPlantsSqlite } from '../plants/plant.transfer.sqlite';
+import type { Export, ImportResult, Lines } from '../transfer';
 import { removeWithCompanions } from './files';
-import { parsePlantLine } from './plant-lines';
 import { lastPosition, markPositions } from './restore-mark';
 import { BackupError } from './store-file';
+import type { SqliteTransfer } from './transfer';
 
-export function exportSqlite(file: string, busyTimeoutMs: number): PlantExport {
+export function exportSqlite(file: string, busyTimeoutMs: number, transfer: SqliteTransfer): Export {
   if (!existsSync(file)) throw new BackupError(`no SQLite store at ${file}`);
   const db = new Database(file, { fileMustExist: true, timeout: busyTimeoutMs });
   db.defaultSafeIntegers(true);
   try {
     db.exec('BEGIN');
-    if (!holdsPlants(db)) throw new BackupError(`${file} holds no plants table: it is not a Plant Store, or was never migrated`);
+    if (!transfer.holds(db)) throw new BackupError(`${file} holds no ${transfer.table} table: it is not a Plant Store, or was never migrated`);
   } catch (error) {
     db.close();
     throw error;
   }
-  return exportPlantsSqlite(db, () => db.close());
+  return transfer.export(db, () => db.close());
 }
 
-async function* parsed(lines: AsyncIterable<[string, number]>): AsyncGenerator<[NewPlant, number]> {
-  for await (const [text, line] of lines) yield [parsePlantLine(text, line), line];
-}
-
-export async function importSqlite(file: string, lines: AsyncIterable<[string, number]>, busyTimeoutMs: number): Promise<ImportResult> {
+export async function importSqlite(file: string, lines: Lines, busyTimeoutMs: number, transfer: SqliteTransfer): Promise<ImportResult> {
   const existed = existsSync(file);
   if (!existed) {
     try {
@@ -46,7 +40,7 @@ export async function importSqlite(file: string, lines: AsyncIterable<[string, n
   }
   const db = openDatabase(file, { busyTimeoutMs });
   try {
-    // One write transaction from the first migration to the last plant: a failure anywhere leaves the file as it was.
+    // One write transaction from the first migration to the last record: a failure anywhere leaves the file as it was.
     db.exec('BEGIN IMMEDIATE');
     migrate(db, loadMigrations());
     const at = Date.now();
@@ -54,7 +48,7 @@ export async function importSqlite(file: string, lines: AsyncIterable<[string, n
     // move between stores): it continues past every position that one may have handed out, as a restore does.
     let lastPos = lastPosition(db);
     if (lastPos === 0n) lastPos = markPositions(db, 0n, new Date(at));
-    const result = await importPlantsSqlite(db, parsed(lines), lastPos, at);
+    const result = await transfer.import(db, lines, lastPos, at);
     db.exec('COMMIT');
     return result;
   } catch (error) {
