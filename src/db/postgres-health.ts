@@ -15,3 +15,18 @@ export async function assertWritable(pool: PgPool): Promise<void> {
   const { rows } = await pool.query<{ read_only: string }>("SELECT current_setting('transaction_read_only') AS read_only");
   if (rows[0]?.read_only === 'on') throw new AppError('store_unavailable', 'The store is read-only; it cannot take writes.');
 }
+
+// SQLSTATE classes and codes that say "not now" rather than "bug": 08 connection exception, 53 insufficient
+// resources, 57 operator intervention (admin shutdown, cannot connect now, statement timeout), 40001 and 40P01
+// (serialization failure, deadlock), 25006 (read-only transaction: a replica or a failover in progress).
+const UNAVAILABLE_SQLSTATE = /^(08|53|57|40001|40P01|25006)/;
+// Errors node-postgres raises itself, with no SQLSTATE: the socket, the connect timeout, the query timeout.
+const UNAVAILABLE_MESSAGE = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error)/;
+const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
+
+/** A driver error that means PostgreSQL cannot be reached or cannot work now, as opposed to a bug. */
+export function isUnavailable(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code))) return true;
+  return typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message);
+}

@@ -1,4 +1,5 @@
 import type { PgPool } from '../db/postgres';
+import { isUnavailable } from '../db/postgres-health';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
 import type { ChangeEvent, ChangeKind, ChangeSignal, EventBounds, PlantEventLog } from './plant-events';
@@ -20,26 +21,10 @@ import { applyWrites, type Applied, type AppliedBatch, type BatchWrite } from '.
 import type { ChangeOutboxRows } from '../change-outbox';
 import { INT64_MAX, INT64_MIN, type ListQuery, type NewPlant } from './plant.schemas';
 import { answerOf, type PlantWrite } from './plant.write-rule';
-import { ignoreStore, type StoreObserver } from './store-observer';
+import { ignoreStore, type StoreObserver } from '../observers';
 
 type Row = { id: bigint; name: string; tag: string | null };
 type EventRow = { pos: bigint; kind: ChangeKind; plant_id: bigint; name: string | null; tag: string | null; prev_tag: string | null; at: bigint };
-
-
-// SQLSTATE classes and codes that say "not now" rather than "bug": 08 connection exception, 53 insufficient
-// resources, 57 operator intervention (admin shutdown, cannot connect now, statement timeout), 40001 and 40P01
-// (serialization failure, deadlock), 25006 (read-only transaction: a replica or a failover in progress).
-const UNAVAILABLE_SQLSTATE = /^(08|53|57|40001|40P01|25006)/;
-// Errors node-postgres raises itself, with no SQLSTATE: the socket, the connect timeout, the query timeout.
-const UNAVAILABLE_MESSAGE = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error)/;
-const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
-
-/** A driver error that means PostgreSQL cannot be reached or cannot work now, as opposed to a bug. */
-export function isUnavailable(error: unknown): boolean {
-  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
-  if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code))) return true;
-  return typeof message === 'string' && UNAVAILABLE_MESSAGE.test(message);
-}
 
 function translate(error: unknown): Error {
   if (error instanceof AppError) return error;

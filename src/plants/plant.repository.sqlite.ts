@@ -22,7 +22,7 @@ import type {
   WriteOutcome,
 } from './plant.repository';
 import type { ListQuery, NewPlant } from './plant.schemas';
-import { ignoreStore, type StoreObserver } from './store-observer';
+import { ignoreStore, type StoreObserver } from '../observers';
 
 // A plant as JSON text, written by SQLite: plantJson's bytes (plant.json.ts), with no row object per plant.
 const PLANT_JSON = plantJsonSqlite({ id: 'id', name: 'name', tag: 'tag' });

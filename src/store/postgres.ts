@@ -5,7 +5,7 @@ import { assertWritable } from '../db/postgres-health';
 import { listenPostgres } from '../db/postgres-listen';
 import type { Logger } from '../logger';
 // The classification of a driver error as "PostgreSQL unreachable" lives with the SQL that meets it.
-import { isUnavailable } from '../plants/plant.repository.postgres';
+import { isUnavailable } from '../db/postgres-health';
 import type { Mounted, Resource } from '../resource';
 import type { Dispatching, PostgresWebhooks } from '../webhooks';
 import type { Store, StoreConfig, StoreHooks } from './store';
