@@ -26,23 +26,26 @@ export const GROUND = [
 
 /** Each room and the rooms it may import besides itself and the ground; everything else in src/ is refused. */
 export const LAYERS = {
+  // Process glue server.ts loads first: SIGHUP's listener and the Node version check; they import only the ground.
+  'src/hangup.ts': [],
+  'src/node-version.ts': [],
   'src/db': [],
   'src/auth': [],
   'src/docs': [],
   'src/http': ['src/auth'],
   'src/resource.ts': ['src/auth', 'src/db'],
   'src/plants': ['src/db', 'src/http', 'src/resource.ts'],
-  'src/webhooks': ['src/db', 'src/plants', 'src/resource.ts'],
-  'src/store': ['src/db', 'src/plants', 'src/resource.ts', 'src/webhooks'],
+  'src/webhooks': ['src/db', 'src/resource.ts'],
+  'src/store': ['src/db', 'src/resource.ts', 'src/webhooks'],
   'src/metrics': ['src/backup', 'src/webhooks'],
   'src/backup': ['src/db'],
-  'src/cli': ['src/backup', 'src/db', 'src/plants'],
+  'src/cli': ['src/backup', 'src/db', 'src/node-version.ts', 'src/plants'],
   'src/openapi.ts': ['src/resource.ts', 'src/webhooks'],
   'src/app.ts': ['src/auth', 'src/docs', 'src/http', 'src/metrics', 'src/openapi.ts', 'src/resource.ts'],
   'src/resources.ts': ['src/auth', 'src/plants', 'src/resource.ts', 'src/webhooks'],
   'src/service.ts': ['src/app.ts', 'src/auth', 'src/backup', 'src/http', 'src/metrics', 'src/resource.ts', 'src/resources.ts', 'src/store'],
   'src/token.cli.ts': ['src/auth', 'src/resources.ts'],
-  'src/server.ts': ['src/service.ts'],
+  'src/server.ts': ['src/hangup.ts', 'src/node-version.ts', 'src/service.ts'],
 };
 
 const ROOMS = Object.keys(LAYERS);

@@ -6,11 +6,11 @@ import type { AddressInfo } from 'node:net';
 import express, { type Express, type RequestHandler } from 'express';
 import helmet from 'helmet';
 
-// The service builds each request and response with Express's prototypes in place (src/http/express-shapes.ts);
+// The service builds each request and response with Express's prototypes in place (src/http/request-classes.ts);
 // a ceiling built otherwise would pay for shapes the service does not. Taken from the service's build, which
 // `npm run bench` makes first: bench compiles on its own (its rootDir is bench).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { expressShapes } = require('../dist/http/express-shapes') as { expressShapes: (app: Express) => http.ServerOptions };
+const { requestClasses } = require('../dist/http/request-classes') as { requestClasses: (app: Express) => http.ServerOptions };
 
 const digest = (text: string) => createHash('sha256').update(text).digest();
 
@@ -38,7 +38,7 @@ export function ceilingApp(first?: RequestHandler): Express {
 
 /** Listens on PORT (127.0.0.1), says so on stdout as the service does, and closes on SIGTERM after onClose. */
 export function listen(app: Express, onClose: () => void = () => undefined): void {
-  const server = http.createServer(expressShapes(app), app);
+  const server = http.createServer(requestClasses(app), app);
   server.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
     process.stdout.write(`${JSON.stringify({ msg: 'listening', port: (server.address() as AddressInfo).port })}\n`);
   });

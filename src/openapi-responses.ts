@@ -28,7 +28,7 @@ export const REQUEST_ERRORS: readonly Reason[] = [
   'auth_unavailable',
 ];
 
-/** What the JSON body parser refuses (src/http/json-body.ts): only operations that read a body. */
+/** What the JSON body parser refuses (src/http/json-body.middleware.ts): only operations that read a body. */
 export const BODY_ERRORS: readonly Reason[] = ['malformed_json', 'body_not_object', 'unsupported_media_type', 'unsupported_charset', 'body_too_large', 'nesting_too_deep'];
 
 // Node's HTTP parser refuses these before the app runs, for any operation; src/http/http-edges.ts answers them

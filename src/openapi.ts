@@ -1,7 +1,7 @@
 /**
  * The OpenAPI 3.1 document of the whole service. It only assembles: each registered resource gives its paths,
  * schemas and webhooks (src/resource.ts; the plants' beside their routes, src/plants/plant.openapi.ts), the
- * webhooks subsystem how a delivery is documented (src/webhooks/webhook.openapi.ts); the service's own paths are
+ * webhooks subsystem how a delivery is documented (src/webhooks/delivery.openapi.ts); the service's own paths are
  * below. The shared responses, headers and parameters, and the errors each operation lists, are in
  * openapi-responses.ts.
  */
@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { errorSchema, fieldErrorSchema } from './error.schemas';
 import { errorResponses, PARSER_ERRORS, type JsonSchema } from './openapi-responses';
 import type { Resource } from './resource';
-import { webhookOperation } from './webhooks/webhook.openapi';
+import { webhookOperation } from './webhooks/delivery.openapi';
 
 function componentSchemas(resources: readonly Resource[]): Record<string, JsonSchema> {
   const registry = z.registry<{ id: string }>();

@@ -8,9 +8,9 @@
 import type { Express, Request, RequestHandler } from 'express';
 import type { z } from 'zod';
 import type { Lease } from './auth';
-import type { Db } from './db/database';
-import type { PgPool } from './db/postgres';
-import type { SqliteHealth } from './db/sqlite-health';
+import type { Db } from './db/database.sqlite';
+import type { PgPool } from './db/database.postgres';
+import type { SqliteHealth } from './db/health.sqlite';
 import type { EventsConfig } from './config';
 import type { Part } from './lifecycle';
 import type { Logger } from './logger';
@@ -49,7 +49,7 @@ export type ResourceDocument = {
   webhooks?(operation: WebhookOperation): Record<string, unknown>;
 };
 
-/** One change type's delivery as the OpenAPI `webhooks` documents it (src/webhooks/webhook.openapi.ts). */
+/** One change type's delivery as the OpenAPI `webhooks` documents it (src/webhooks/delivery.openapi.ts). */
 export type WebhookSpec = {
   type: string;
   /** The type header before the delivery headers rather than after them. */

@@ -55,7 +55,7 @@ function metricsListener(config: Config, logger: Logger): Part<MetricsPart> {
       try {
         server = await metrics.serveMetrics(instruments.registry, { host: config.metricsHost, port: config.metricsPort });
       } catch (err) {
-        // The message names METRICS_PORT and how to change it or turn metrics off (src/metrics/metrics.server.ts).
+        // The message names METRICS_PORT and how to change it or turn metrics off (src/metrics/metrics-listener.ts).
         throw new StartError((err as Error).message, { cause: err });
       }
       logger.info({ url: server.url }, 'metrics listening');

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, openSync, readlinkSync, readSync } from 'node:fs';
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { loadMigrations } from '../db/migrate';
+import { loadMigrations } from '../db/migrate.sqlite';
 import { BackupError, inspectStoreFile } from './store-file';
 
 // On Linux the nice value belongs to the thread (setpriority(2)): this thread yields the CPU to the one serving

@@ -9,7 +9,7 @@ import { constants, existsSync } from 'node:fs';
 import { copyFile, mkdir, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { loadMigrations, migrate } from '../db/migrate';
+import { loadMigrations, migrate } from '../db/migrate.sqlite';
 import { fileStamp, fsyncPath, removeStaleTemporaries, removeWithCompanions, sha256File, temporaryName } from './files';
 import { lastPosition, markPositions } from './restore-mark';
 import { readSidecar } from './sidecar';

@@ -7,7 +7,7 @@
  */
 import pg from 'pg';
 import { loadPostgresMigrations, migratePostgres } from '../db/migrate.postgres';
-import { connectionConfig, type PostgresOptions } from '../db/postgres';
+import { connectionConfig, type PostgresOptions } from '../db/database.postgres';
 import type { Export, ImportResult, Lines } from '../transfer';
 import type { PostgresTransfer } from './transfer';
 

@@ -6,9 +6,9 @@
  */
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { openDatabase } from '../db/database';
-import { loadMigrations, migrate } from '../db/migrate';
-import { refuseLostStore } from '../db/sqlite-health';
+import { openDatabase } from '../db/database.sqlite';
+import { loadMigrations, migrate } from '../db/migrate.sqlite';
+import { refuseLostStore } from '../db/health.sqlite';
 import type { Export, ImportResult, Lines } from '../transfer';
 import { removeWithCompanions } from './files';
 import { lastPosition, markPositions } from './restore-mark';

@@ -4,7 +4,7 @@
  * files, connections, migrations and transactions around it and never names what the records are.
  */
 import type pg from 'pg';
-import type { Db } from '../db/database';
+import type { Db } from '../db/database.sqlite';
 import type { Export, ImportResult, Lines } from '../transfer';
 
 export type SqliteTransfer = {

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { databaseUrl, integer, type DatabaseTarget } from '../config/fields';
-import { redactUrl, type PostgresOptions } from '../db/postgres';
+import { redactUrl, type PostgresOptions } from '../db/database.postgres';
 
 const cliEnvSchema = z.object({
   DATABASE_URL: databaseUrl.prefault('file:./data/plants.db'),

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import pg from 'pg';
 import { allApplied, loadDialectMigrations, MIGRATIONS_ROOT, pendingMigrations, type Migration } from './migrations';
-import { connectionConfig, type PgPool, type PostgresOptions } from './postgres';
+import { connectionConfig, type PgPool, type PostgresOptions } from './database.postgres';
 
 export const POSTGRES_MIGRATIONS_DIR = path.join(MIGRATIONS_ROOT, 'postgres');
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 /**
  * The runner rules both dialects share: files named NNN-name.sql in migrations/<dialect>/, applied in name
  * order, each in its own transaction together with its record, recorded with its SHA-256 over normalised line
- * endings; an applied file that was edited stops the start. The dialect runners (migrate.ts, migrate.postgres.ts) only know their SQL.
+ * endings; an applied file that was edited stops the start. The dialect runners (migrate.sqlite.ts, migrate.postgres.ts) only know their SQL.
  */
 export type Migration = Readonly<{ name: string; sql: string; checksum: string; crlfChecksum: string }>;
 

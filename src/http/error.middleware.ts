@@ -47,7 +47,7 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     locals.errorCode = row.code;
     const traceId = locals.trace?.traceId;
     // The request line already carries the code. A fault adds its stack: a 500 at error level, a store
-    // fault is logged once per episode by src/db/sqlite-health.ts, not per request. Shedding and draining add
+    // fault is logged once per episode by src/db/health.sqlite.ts, not per request. Shedding and draining add
     // nothing: under overload a line per shed request would cost more than the shedding saves.
     if (appError.reason === 'internal') {
       logger.error({ err: appError.cause ?? appError, reqId: locals.reqId, traceId, error: row.code }, appError.message);

@@ -12,7 +12,7 @@ import type { Config } from '../config';
 import { StartError, type Part } from '../lifecycle';
 import type { Logger } from '../logger';
 import { trackConnections } from './connections';
-import { expressShapes } from './express-shapes';
+import { requestClasses } from './request-classes';
 import { SERVER_OPTIONS, installHttpEdges } from './http-edges';
 import { connectionCap, type ConnectionCap } from './open-files';
 
@@ -39,8 +39,8 @@ function createServer(app: Express, config: ListenerConfig): http.Server {
       keepAliveTimeout: config.keepAliveTimeoutMs,
       connectionsCheckingInterval: 1000,
       ...SERVER_OPTIONS,
-      // Each request built with Express's prototypes in place: one hidden class for all (src/http/express-shapes.ts).
-      ...expressShapes(app),
+      // Each request built with Express's prototypes in place: one hidden class for all (src/http/request-classes.ts).
+      ...requestClasses(app),
     },
     app,
   );

@@ -14,7 +14,7 @@ import { httpMetrics } from './http-metrics';
 import { storeMetrics } from './store-metrics';
 import { webhookMetrics } from './webhook-metrics';
 
-export { METRICS_MAX_CONNECTIONS, serveMetrics, type MetricsServer } from './metrics.server';
+export { METRICS_MAX_CONNECTIONS, serveMetrics, type MetricsServer } from './metrics-listener';
 
 export type Metrics = {
   registry: Registry;

@@ -6,7 +6,7 @@
 import type { z } from 'zod';
 import type { JsonSchema } from '../openapi-responses';
 import type { Resource, ResourceParts } from '../resource';
-import type { ChangeSignal, PlantEventLog } from './plant-events';
+import type { ChangeSignal, PlantEventLog } from './plant.events';
 import { PlantController } from './plant.controller';
 import { PlantFeed } from './plant.feed';
 import { PLANTS_TAG, plantPaths } from './plant.openapi';
@@ -17,7 +17,7 @@ import { SqlitePlantRepository } from './plant.repository.sqlite';
 import { EVENTS_ALLOW, PLANT_ALLOW, PLANTS_ALLOW, plantRoutes } from './plant.routes';
 import { newPlantSchema, plantIdSchema, plantPatchSchema, plantSchema, storedPlantSchema } from './plant.schemas';
 import { PlantService } from './plant.service';
-import { plantWebhooks } from './plant-webhooks.openapi';
+import { plantWebhooks } from './plant.webhooks-openapi';
 
 const READ = 'plants:read';
 const WRITE = 'plants:write';

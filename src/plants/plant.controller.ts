@@ -7,7 +7,7 @@ import type { PlantFeed, StreamLease } from './plant.feed';
 import type { PlantService } from './plant.service';
 import { plantBodyJson, plantJson } from './plant.json';
 import { feedQuerySchema, INT64_MAX, listQuerySchema, newPlantSchema, plantIdParamSchema, plantPatchSchema } from './plant.schemas';
-import { etagOf, expectedVersions, noneMatch } from './preconditions';
+import { etagOf, expectedVersions, noneMatch } from './plant.etags';
 
 // A feed position as sent in Last-Event-ID: plain decimal, 0 to 2^63 - 1.
 const POSITION = /^(?:0|[1-9][0-9]{0,18})$/;

@@ -7,10 +7,10 @@
  */
 import type { Logger } from '../logger';
 import { AppError } from '../errors';
-import { pruneBefore, type ChangeEvent, type ChangeSignal, type PlantEventLog } from './plant-events';
-import { concerns, controlFrame, frameOf, HEARTBEAT, LiveStreams, positionFrame, Stream, type FeedConfig, type FeedObserver, type Sink, type StreamStart } from './plant-feed.stream';
+import { pruneBefore, type ChangeEvent, type ChangeSignal, type PlantEventLog } from './plant.events';
+import { concerns, controlFrame, frameOf, HEARTBEAT, LiveStreams, positionFrame, Stream, type FeedConfig, type FeedObserver, type Sink, type StreamStart } from './plant.feed-stream';
 
-export type { FeedConfig, FeedObserver, Sink, StreamLease, StreamStart } from './plant-feed.stream';
+export type { FeedConfig, FeedObserver, Sink, StreamLease, StreamStart } from './plant.feed-stream';
 
 const PAGE = 500;
 const POLL_MS = 5000;

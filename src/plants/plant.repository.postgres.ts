@@ -1,8 +1,8 @@
-import type { PgPool } from '../db/postgres';
-import { isUnavailable } from '../db/postgres-health';
+import type { PgPool } from '../db/database.postgres';
+import { isUnavailable } from '../db/health.postgres';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
-import type { ChangeEvent, ChangeKind, ChangeSignal, EventBounds, PlantEventLog } from './plant-events';
+import type { ChangeEvent, ChangeKind, ChangeSignal, EventBounds, PlantEventLog } from './plant.events';
 import type {
   ChangeContext,
   DeleteOutcome,
@@ -17,7 +17,7 @@ import type {
 } from './plant.repository';
 import { GroupCommit, type Queued } from '../db/group-commit';
 import { plantJson, plantsJson } from './plant.json';
-import { applyWrites, type Applied, type AppliedBatch, type BatchWrite } from './plant-change.postgres';
+import { applyWrites, type Applied, type AppliedBatch, type BatchWrite } from './plant.write.postgres';
 import type { ChangeOutboxRows } from '../change-outbox';
 import { INT64_MAX, INT64_MIN, type ListQuery, type NewPlant } from './plant.schemas';
 import { answerOf, type PlantWrite } from './plant.write-rule';
@@ -44,7 +44,7 @@ const notMigrated = () => new AppError('store_unavailable', 'The store is not mi
 
 /**
  * Group commit on PostgreSQL: creates, edits and deletes that arrive in one event-loop turn are decided together
- * (plant-change.postgres.ts): the batch's rows read, each write decided by plant.write-rule.ts in arrival order,
+ * (plant.write.postgres.ts): the batch's rows read, each write decided by plant.write-rule.ts in arrival order,
  * then the decided rows, events and (given an outbox, webhooks configured) webhook events written in one
  * statement, one transaction that takes the feed's counter and checks the rows read still hold; each caller is
  * answered after that commit (synchronous_commit=on). The counter makes the batches of every replica apply one

@@ -1,13 +1,13 @@
 import type Database from 'better-sqlite3';
 import type { ChangeOutbox } from '../change-outbox';
-import type { Db } from '../db/database';
+import type { Db } from '../db/database.sqlite';
 import { GroupCommit, type Queued } from '../db/group-commit';
 import type { Logger } from '../logger';
 import { AppError } from '../errors';
-import { isStoreFault, type SqliteHealth } from '../db/sqlite-health';
-import { sqliteChangeApplier, type ChangeWrite, type Positions } from './plant-change.sqlite';
-import type { ChangeEvent, ChangeSignal, EventBounds, PlantEventLog } from './plant-events';
-import { SqliteEventLog } from './plant-events.sqlite';
+import { isStoreFault, type SqliteHealth } from '../db/health.sqlite';
+import { sqliteChangeApplier, type ChangeWrite, type Positions } from './plant.write.sqlite';
+import type { ChangeEvent, ChangeSignal, EventBounds, PlantEventLog } from './plant.events';
+import { SqliteEventLog } from './plant.events.sqlite';
 import { plantJsonSqlite } from './plant.json';
 import type {
   ChangeContext,
@@ -56,7 +56,7 @@ type Batch = Queued<ChangeWrite, WriteOutcome>[];
  * after the commit that holds its write. A write that fails on its own (a bug, not a full or locked store) fails
  * alone: its savepoint undoes the change and its event together. Reads are plain synchronous SELECTs on the same
  * connection: they run between commits, never inside one, so a read waits at most for the commit already running.
- * Each write is read, decided and written by plant-change.sqlite.ts, the path `plant-store import` takes too.
+ * Each write is read, decided and written by plant.write.sqlite.ts, the path `plant-store import` takes too.
  * Positions are counted here (`positions.last`), taken from the file's record at the start of each batch (an
  * import may have written events since), and put back when a write rolls back.
  */

@@ -1,12 +1,12 @@
 /**
  * The plant half of export and import on PostgreSQL, on the connection and in the transaction src/backup opened
  * for them. The export pages through the snapshot in id order; the import puts each page of plants through the
- * API's write path (plant-change.postgres.ts: read, decide, write the plants and their change events), with no
+ * API's write path (plant.write.postgres.ts: read, decide, write the plants and their change events), with no
  * webhook, so an imported plant gets its version and event by the same code as a created one. SQL only; no files.
  */
 import type pg from 'pg';
 import { ImportError, type Export, type ImportResult, type Lines } from '../transfer';
-import { applyWrites } from './plant-change.postgres';
+import { applyWrites } from './plant.write.postgres';
 import { plantLine } from './plant.json';
 import type { NewPlant } from './plant.schemas';
 import { conflictMessage, PAGE_ROWS, plantsOf, type PlantRow } from './plant.transfer';

@@ -1,13 +1,13 @@
 /**
  * The plant half of export and import on SQLite, on the connection and in the transaction src/backup opened for
  * them. The export pages through the snapshot in id order; the import puts each plant through the API's write path
- * (plant-change.sqlite.ts: read the row, decide, write the plant and its change event), with no webhook, so an
+ * (plant.write.sqlite.ts: read the row, decide, write the plant and its change event), with no webhook, so an
  * imported plant gets its version and event by the same code as a created one. SQL only; no files.
  */
-import type { Db } from '../db/database';
+import type { Db } from '../db/database.sqlite';
 import { ImportError, type Export, type ImportResult, type Lines } from '../transfer';
-import { sqliteChangeApplier } from './plant-change.sqlite';
-import { SqliteEventLog } from './plant-events.sqlite';
+import { sqliteChangeApplier } from './plant.write.sqlite';
+import { SqliteEventLog } from './plant.events.sqlite';
 import { plantLine } from './plant.json';
 import { conflictMessage, PAGE_ROWS, plantsOf, type PlantRow } from './plant.transfer';
 

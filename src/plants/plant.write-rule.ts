@@ -3,7 +3,7 @@
  * and answers. Pure: no SQL, no clock, no positions. Both stores and `plant-store import` apply its decisions; a
  * store's only job is to read the current row, write what is decided and number the event it names.
  */
-import type { ChangeEvent } from './plant-events';
+import type { ChangeEvent } from './plant.events';
 import type { Expected, PlantPatch, StoredPlant, WriteOutcome } from './plant.repository';
 import type { NewPlant } from './plant.schemas';
 

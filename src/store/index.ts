@@ -15,10 +15,10 @@ export type { Store, StoreConfig, StoreHooks } from './store';
 export function createStore(config: StoreConfig, logger: Logger, resources: readonly Resource[], hooks: StoreHooks = {}): Store {
   /* eslint-disable @typescript-eslint/no-require-imports */
   if (config.database.dialect === 'postgres') {
-    const { PostgresStore } = require('./postgres') as typeof import('./postgres');
+    const { PostgresStore } = require('./store.postgres') as typeof import('./store.postgres');
     return new PostgresStore(config.database.url, config, logger, resources, hooks);
   }
-  const { createSqliteStore } = require('./sqlite') as typeof import('./sqlite');
+  const { createSqliteStore } = require('./store.sqlite') as typeof import('./store.sqlite');
   return createSqliteStore(config.database.path, config, logger, resources, hooks);
   /* eslint-enable @typescript-eslint/no-require-imports */
 }

@@ -4,7 +4,7 @@ import { escapeLineSeparators } from '../json-text';
 import { childTraceparent } from '../tracing';
 import { signedHeaders } from './event';
 import type { OutboxEvent } from './outbox';
-import type { AttemptOutcome } from './webhook-observer';
+import type { AttemptOutcome } from './observer';
 
 /** One subscriber's endpoint: its own keep-alive pool, so a slow subscriber holds only its own connections. */
 export type Subscriber = { url: string; host: string; path: string; pool: Pool };

@@ -7,7 +7,7 @@ import type { OutboxEvent, OutboxStore, Settlement } from './outbox';
 import { DeliveryPace, eventLoopDelay, FloorCredits, PACE_EVERY_MS, type LoopDelay } from './pace';
 import { PRUNE_EVERY_MS, pruneOutbox } from './retention';
 import { expiredSettlement, logExpired, logFailedAttempt, retryWindowMs, settlementOf } from './retry';
-import { ignoreWebhooks, type WebhookObserver } from './webhook-observer';
+import { ignoreWebhooks, type WebhookObserver } from './observer';
 
 type Lane = Subscriber & {
   inFlight: number;

@@ -6,14 +6,14 @@
 import type { Pool } from 'pg';
 import type { ChangeOutbox, ChangeOutboxRows } from '../change-outbox';
 import type { WebhookConfig } from '../config';
-import type { Db } from '../db/database';
+import type { Db } from '../db/database.sqlite';
 import type { Logger } from '../logger';
 import { urlsOf, WebhookDispatcher } from './dispatcher';
 import { PostgresOutbox } from './outbox.postgres';
 import { SqliteOutbox } from './outbox.sqlite';
-import type { WebhookObserver } from './webhook-observer';
+import type { WebhookObserver } from './observer';
 
-export type { AttemptOutcome, WebhookBacklog, WebhookObserver } from './webhook-observer';
+export type { AttemptOutcome, WebhookBacklog, WebhookObserver } from './observer';
 
 /** The dispatcher's lifecycle: started after the listener, stopped in the drain before the database closes. */
 export type Dispatching = { start(): void; stop(timeoutMs: number): Promise<void> };

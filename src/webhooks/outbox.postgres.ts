@@ -5,7 +5,7 @@ import type { Backlog, OutboxEvent, OutboxStore, Settlement } from './outbox';
 
 /**
  * The PostgreSQL outbox, shared by every replica. Events are written in the statement that applies a store's
- * batch, from the rows rowsOf answers (src/plants/plant-change.postgres.ts composes it). A claim moves next_attempt_at past a lease
+ * batch, from the rows rowsOf answers (src/plants/plant.write.postgres.ts composes it). A claim moves next_attempt_at past a lease
  * in the same statement that picks the rows (FOR UPDATE SKIP LOCKED), so two replicas never attempt one event at
  * once; a replica that dies mid-attempt leaves the event to be claimed again when its lease runs out.
  */

@@ -1,5 +1,5 @@
 import type { ChangeEntry, ChangeOutbox } from '../change-outbox';
-import type { Db } from '../db/database';
+import type { Db } from '../db/database.sqlite';
 import { AppError } from '../errors';
 import { bodyOf, newEventId, traceColumn, traceOfColumn } from './event';
 import type { Backlog, OutboxEvent, OutboxStore, Settlement } from './outbox';

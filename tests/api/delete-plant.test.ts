@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { SqliteHealth } from '../../src/db/sqlite-health';
+import { SqliteHealth } from '../../src/db/health.sqlite';
 import { SqlitePlantRepository } from '../../src/plants/plant.repository.sqlite';
 import { aNewPlant, uniqueId } from '../helpers/plants';
 import { bearer, defaultStore, postPlant, storedRows } from '../helpers/test-app';

@@ -3,7 +3,7 @@ import { Pool } from 'pg';
 import { loadConfig } from '../../src/config';
 import { loadPostgresMigrations, migratePostgres } from '../../src/db/migrate.postgres';
 import { createMetrics } from '../../src/metrics';
-import { applyWrites } from '../../src/plants/plant-change.postgres';
+import { applyWrites } from '../../src/plants/plant.write.postgres';
 import { PostgresPlantRepository } from '../../src/plants/plant.repository.postgres';
 import { newPlantSchema } from '../../src/plants/plant.schemas';
 import { createPostgresWebhooks, type PostgresWebhooks } from '../../src/webhooks';

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { loadMigrations, migrate } from '../../src/db/migrate';
+import { loadMigrations, migrate } from '../../src/db/migrate.sqlite';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 export const CLI = path.join(ROOT, 'dist', 'cli', 'plant-store.js');

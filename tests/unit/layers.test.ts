@@ -59,12 +59,21 @@ describe('the import rules (npm run lint)', () => {
     expect(ruleErrors(results, 'import-x/no-restricted-paths').map((message) => message.line)).toEqual([2]);
   });
 
-  it('when a file in src/store imports what it may (db, plants, webhooks), then the layer rule is silent', () => {
-    const text = "import { openDatabase } from '../db/database';\nimport { SqlitePlantRepository } from '../plants/plant.repository.sqlite';\nimport { createSqliteWebhooks } from '../webhooks';\n\nexport const parts = [openDatabase, SqlitePlantRepository, createSqliteWebhooks];\n";
+  it('when a file in src/store imports what it may (db, webhooks), then the layer rule is silent', () => {
+    const text = "import { openDatabase } from '../db/database.sqlite';\nimport { createSqliteWebhooks } from '../webhooks';\n\nexport const parts = [openDatabase, createSqliteWebhooks];\n";
 
     const results = lint({ text, filePath: path.join(ROOT, 'src', 'store', 'layer-fixture.ts') });
 
     expect(ruleErrors(results, 'import-x/no-restricted-paths')).toEqual([]);
+  });
+
+  it('when a file in src/store or src/webhooks imports a resource, then the layer rule refuses it', () => {
+    const text = "import { SqlitePlantRepository } from '../plants/plant.repository.sqlite';\n\nexport const parts = [SqlitePlantRepository];\n";
+
+    const inStore = lint({ text, filePath: path.join(ROOT, 'src', 'store', 'layer-fixture.ts') });
+    const inWebhooks = lint({ text, filePath: path.join(ROOT, 'src', 'webhooks', 'layer-fixture.ts') });
+
+    expect([inStore, inWebhooks].map((results) => ruleErrors(results, 'import-x/no-restricted-paths').map((message) => message.line))).toEqual([[1], [1]]);
   });
 
   it('when two files import each other, then lint fails on each with the cycle rule', () => {

@@ -1,8 +1,8 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openDatabase } from '../../src/db/database';
-import { loadMigrations, migrate } from '../../src/db/migrate';
+import { openDatabase } from '../../src/db/database.sqlite';
+import { loadMigrations, migrate } from '../../src/db/migrate.sqlite';
 
 const SQL = 'CREATE TABLE notes (\n  id INTEGER PRIMARY KEY,\n  body TEXT NOT NULL\n) STRICT;\n';
 

@@ -1,5 +1,5 @@
 import { AppError } from '../errors';
-import type { PgPool } from './postgres';
+import type { PgPool } from './database.postgres';
 
 /**
  * What /readyz asks PostgreSQL beyond the migrations: can a write commit on a session of the pool. One round

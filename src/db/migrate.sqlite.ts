@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { Db } from './database';
+import type { Db } from './database.sqlite';
 import { allApplied, loadDialectMigrations, MIGRATIONS_ROOT, pendingMigrations, type Migration } from './migrations';
 
 export { MigrationError, type Migration } from './migrations';

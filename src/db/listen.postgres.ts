@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Logger } from '../logger';
-import { connectionConfig, type PostgresOptions } from './postgres';
+import { connectionConfig, type PostgresOptions } from './database.postgres';
 
 const RECONNECT_MS = 1000;
 

@@ -1,17 +1,17 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { expressShapes } from '../../src/http/express-shapes';
+import { requestClasses } from '../../src/http/request-classes';
 
 // Node builds each request and response with Express's prototypes in place, so Express's own prototype change
-// on every request is a no-op (why: src/http/express-shapes.ts); Express and Node still work as before.
+// on every request is a no-op (why: src/http/request-classes.ts); Express and Node still work as before.
 describe('requests built with Express prototypes', () => {
   it('when a request arrives, then Node builds it with Express prototypes and Express answers through them', async () => {
     const app = express();
     app.get('/x', (req, res) => {
       res.json({ path: req.path, isRequest: req instanceof http.IncomingMessage, isResponse: res instanceof http.ServerResponse });
     });
-    const server = http.createServer(expressShapes(app), app);
+    const server = http.createServer(requestClasses(app), app);
     const built: boolean[] = [];
     server.prependListener('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
       built.push(Object.getPrototypeOf(req) === app.request && Object.getPrototypeOf(res) === app.response);

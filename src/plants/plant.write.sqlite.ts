@@ -5,9 +5,9 @@
  * batch's own earlier writes; SQL only, no rule.
  */
 import type { ChangeOutbox } from '../change-outbox';
-import type { Db } from '../db/database';
+import type { Db } from '../db/database.sqlite';
 import type { TraceContext } from '../tracing';
-import type { SqliteEventLog } from './plant-events.sqlite';
+import type { SqliteEventLog } from './plant.events.sqlite';
 import { changeEntry } from './plant.outbox';
 import type { WriteOutcome } from './plant.repository';
 import { answerOf, decideWrite, idOf, type PlantRow, type PlantWrite } from './plant.write-rule';

@@ -4,7 +4,7 @@
  */
 import { escapeLineSeparators } from '../json-text';
 import type { FeedObserver } from '../observers';
-import type { ChangeEvent } from './plant-events';
+import type { ChangeEvent } from './plant.events';
 import { deletedPlantJson, plantJson, type PlantFields } from './plant.json';
 
 export type FeedConfig = {

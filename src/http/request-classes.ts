@@ -13,7 +13,7 @@ import type { Express } from 'express';
  * Function constructors calling Node's, not classes: a subclass would put its own prototype between, and
  * `Reflect.construct` with another `new.target` gives each object a fresh hidden class as well.
  */
-export function expressShapes(app: Express): { IncomingMessage: typeof http.IncomingMessage; ServerResponse: typeof http.ServerResponse } {
+export function requestClasses(app: Express): { IncomingMessage: typeof http.IncomingMessage; ServerResponse: typeof http.ServerResponse } {
   function ExpressRequest(this: http.IncomingMessage, socket: Socket): void {
     http.IncomingMessage.call(this, socket);
   }

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { Db } from '../db/database';
-import type { ChangeEvent, ChangeKind, EventBounds } from './plant-events';
+import type { Db } from '../db/database.sqlite';
+import type { ChangeEvent, ChangeKind, EventBounds } from './plant.events';
 
 type EventRow = { pos: bigint; kind: ChangeKind; plant_id: bigint; name: string | null; tag: string | null; prev_tag: string | null; at: number };
 

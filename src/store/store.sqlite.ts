@@ -2,9 +2,9 @@
  * The SQLite store: one file, opened and migrated before the repository prepares its statements, with the
  * webhook outbox on the same connection so a change and its events share one commit.
  */
-import { openDatabase, type Db } from '../db/database';
-import { isMigrated, loadMigrations, migrate, type Migration } from '../db/migrate';
-import { refuseLostStore, SqliteHealth } from '../db/sqlite-health';
+import { openDatabase, type Db } from '../db/database.sqlite';
+import { isMigrated, loadMigrations, migrate, type Migration } from '../db/migrate.sqlite';
+import { refuseLostStore, SqliteHealth } from '../db/health.sqlite';
 import type { Logger } from '../logger';
 import type { Resource } from '../resource';
 import type { Store, StoreConfig, StoreHooks } from './store';
@@ -49,7 +49,7 @@ export function sqliteParts(
   };
 }
 
-/** Opens and migrates the file, refusing one that vanished since a previous run (src/db/sqlite-health.ts). */
+/** Opens and migrates the file, refusing one that vanished since a previous run (src/db/health.sqlite.ts). */
 export function createSqliteStore(file: string, config: StoreConfig, logger: Logger, resources: readonly Resource[], hooks: StoreHooks = {}): Store {
   refuseLostStore(file);
   const db = openDatabase(file, { busyTimeoutMs: config.databaseBusyTimeoutMs });

@@ -1,11 +1,11 @@
 import { isPostgresMigrated, loadPostgresMigrations, migratePostgres } from '../db/migrate.postgres';
 import type { Migration } from '../db/migrations';
-import { createPostgresPool, redactUrl, type PgPool, type PostgresOptions } from '../db/postgres';
-import { assertWritable } from '../db/postgres-health';
-import { listenPostgres } from '../db/postgres-listen';
+import { createPostgresPool, redactUrl, type PgPool, type PostgresOptions } from '../db/database.postgres';
+import { assertWritable } from '../db/health.postgres';
+import { listenPostgres } from '../db/listen.postgres';
 import type { Logger } from '../logger';
 // The classification of a driver error as "PostgreSQL unreachable" lives with the SQL that meets it.
-import { isUnavailable } from '../db/postgres-health';
+import { isUnavailable } from '../db/health.postgres';
 import type { Mounted, Resource } from '../resource';
 import type { Dispatching, PostgresWebhooks } from '../webhooks';
 import type { Store, StoreConfig, StoreHooks } from './store';
@@ -96,7 +96,7 @@ export class PostgresStore implements Store {
   // Also this process's own flag: the schema is committed a round trip before migrate() marks the repository
   // ready, and a /readyz 200 in between would send a write that still answers 503 "not migrated yet". Checked
   // first, so a replica still migrating (or waiting for another's migration lock) answers without a query.
-  // Ready means a write can commit: migrated, and the pool's sessions not read-only (src/db/postgres-health.ts).
+  // Ready means a write can commit: migrated, and the pool's sessions not read-only (src/db/health.postgres.ts).
   readonly readiness = async (): Promise<boolean> => {
     if (!this.migrated || !(await isPostgresMigrated(this.pool, this.migrations))) return false;
     await assertWritable(this.pool);

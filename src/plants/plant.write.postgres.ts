@@ -7,7 +7,7 @@
  */
 import type pg from 'pg';
 import type { TraceContext } from '../tracing';
-import type { ChangeKind } from './plant-events';
+import type { ChangeKind } from './plant.events';
 import type { ChangeOutboxRows } from '../change-outbox';
 import { changeEntry } from './plant.outbox';
 import { decideWrite, idOf, rowAfter, type Decision, type EventDraft, type PlantRow, type PlantWrite } from './plant.write-rule';
@@ -42,7 +42,7 @@ const WRITE_WITH_EVENTS = {
 SELECT base FROM applied`,
 };
 
-// int8 columns as the caller's client parses them: bigint on the service's connections (src/db/postgres.ts),
+// int8 columns as the caller's client parses them: bigint on the service's connections (src/db/database.postgres.ts),
 // the decimal string on a client without that parser. BigInt() takes either.
 type Int8 = bigint | string;
 type Row = { id: Int8; name: string; tag: string | null; version: Int8 };

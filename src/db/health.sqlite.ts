@@ -1,5 +1,5 @@
 import { existsSync, statSync, type Stats } from 'node:fs';
-import type { Db } from './database';
+import type { Db } from './database.sqlite';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
 
