@@ -8,6 +8,7 @@
 import type { Express, Request, RequestHandler } from 'express';
 import type { z } from 'zod';
 import type { Lease } from './auth';
+import type { ChangeOutbox, ChangeOutboxRows } from './change-outbox';
 import type { Db } from './db/database.sqlite';
 import type { PgPool } from './db/database.postgres';
 import type { SqliteHealth } from './db/health.sqlite';
@@ -17,7 +18,7 @@ import type { Logger } from './logger';
 import type { FeedObserver, StoreObserver } from './observers';
 import type { JsonSchema } from './openapi-responses';
 
-export type Resource<SqliteOutbox = unknown, PostgresOutbox = unknown> = {
+export type Resource = {
   /** Its OpenAPI tag and the first segment of its paths, e.g. `plants`. */
   name: string;
   /** The tag's description in the OpenAPI document. */
@@ -36,7 +37,7 @@ export type Resource<SqliteOutbox = unknown, PostgresOutbox = unknown> = {
   /** The change types its webhooks can carry; WEBHOOK_EVENTS may name only these. */
   eventTypes: readonly string[];
   openapi: ResourceDocument;
-  store: ResourceStores<SqliteOutbox, PostgresOutbox>;
+  store: ResourceStores;
 };
 
 export type ResourceDocument = {
@@ -62,26 +63,26 @@ export type WebhookSpec = {
 export type WebhookOperation = (spec: WebhookSpec) => Record<string, unknown>;
 
 /** Its store parts for each dialect, built by src/store once the connection is open (SQLite: and migrated). */
-export type ResourceStores<SqliteOutbox, PostgresOutbox> = {
-  // Methods, so a resource typed by its own outboxes is still a Resource (src/resources.ts lists them together).
-  sqlite(context: SqliteContext<SqliteOutbox>): ResourceParts;
-  postgres(context: PostgresContext<PostgresOutbox>): ResourceParts;
+export type ResourceStores = {
+  sqlite(context: SqliteContext): ResourceParts;
+  postgres(context: PostgresContext): ResourceParts;
 };
 
 /** Instruments the store reports to; absent when metrics are off. */
 export type ResourceHooks = { observer?: StoreObserver; feedObserver?: FeedObserver };
 
-type Context<Outbox> = {
+type Context = {
   logger: Logger;
   hooks: ResourceHooks;
-  /** The webhook outbox to write its events to, inside its own commits; absent without subscribers. */
-  outbox?: Outbox;
   events: EventsConfig;
 };
 
-export type SqliteContext<Outbox> = Context<Outbox> & { db: Db; health: SqliteHealth };
+/** `outbox`: the webhook outbox its commits record their events to (src/change-outbox.ts); absent without subscribers. */
+export type SqliteContext = Context & { db: Db; health: SqliteHealth; outbox?: ChangeOutbox };
 
-export type PostgresContext<Outbox> = Context<Outbox> & {
+export type PostgresContext = Context & {
+  /** The webhook outbox whose rows its batch statement writes; absent without subscribers. */
+  outbox?: ChangeOutboxRows;
   pool: PgPool;
   statementTimeoutMs: number;
   /** LISTEN on `channel` (another replica's NOTIFY); the store stops every listener when it closes. */

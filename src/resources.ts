@@ -6,9 +6,7 @@
 import { checkEventTypes, loadConfig, type Config } from './config';
 import type { Access } from './auth';
 import { plants } from './plants';
-import type { ChangeOutbox, ChangeOutboxRows } from './change-outbox';
 import type { Resource } from './resource';
-import type { PostgresWebhooks, SqliteWebhooks } from './webhooks';
 
 export const RESOURCES: readonly Resource[] = [plants];
 
@@ -33,6 +31,3 @@ export function loadServiceConfig(env: Record<string, string | undefined>, gener
   return config;
 }
 
-// The webhooks' outboxes implement the ports the plant repositories write to: held here, where both are named.
-type Implements<T, Port> = T extends Port ? true : never;
-export const outboxesFitPorts: [Implements<SqliteWebhooks['outbox'], ChangeOutbox>, Implements<PostgresWebhooks['outbox'], ChangeOutboxRows>] = [true, true];

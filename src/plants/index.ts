@@ -10,7 +10,6 @@ import type { ChangeSignal, PlantEventLog } from './plant.events';
 import { PlantController } from './plant.controller';
 import { PlantFeed } from './plant.feed';
 import { PLANTS_TAG, plantPaths } from './plant.openapi';
-import type { ChangeOutbox, ChangeOutboxRows } from '../change-outbox';
 import type { PlantRepository } from './plant.repository';
 import { PostgresPlantRepository } from './plant.repository.postgres';
 import { SqlitePlantRepository } from './plant.repository.sqlite';
@@ -38,7 +37,7 @@ function partsOver(plants: PlantRepository & PlantEventLog, feed: PlantFeed): Pl
   };
 }
 
-export const plants: Resource<ChangeOutbox, ChangeOutboxRows> = {
+export const plants: Resource = {
   name: PLANTS_TAG.name,
   description: PLANTS_TAG.description,
   // /plants, /plants/events and /plants/{id}, as Express matches them.
