@@ -3,23 +3,13 @@ import { isUnavailable } from '../db/health.postgres';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
 import type { ChangeEvent, ChangeKind, ChangeSignal, EventBounds, PlantEventLog } from './plant.events';
-import type {
-  ChangeContext,
-  DeleteOutcome,
-  Expected,
-  FoundPlant,
-  CreateOutcome,
-  PlantPatch,
-  PlantRepository,
-  PlantsPage,
-  UpdateOutcome,
-  WriteOutcome,
-} from './plant.repository';
+import { PlantWriter } from './plant.writer';
+import type { ChangeContext, FoundPlant, PlantRepository, PlantsPage, WriteOutcome } from './plant.repository';
 import { GroupCommit, type Queued } from '../db/group-commit';
 import { plantJson, plantsJson } from './plant.json';
 import { applyWrites, type Applied, type AppliedBatch, type BatchWrite } from './plant.write.postgres';
 import type { ChangeOutboxRows } from '../change-outbox';
-import { INT64_MAX, INT64_MIN, type ListQuery, type NewPlant } from './plant.schemas';
+import { INT64_MAX, INT64_MIN, type ListQuery } from './plant.schemas';
 import { answerOf, type PlantWrite } from './plant.write-rule';
 import { ignoreStore, type StoreObserver } from '../observers';
 
@@ -50,7 +40,7 @@ const notMigrated = () => new AppError('store_unavailable', 'The store is not mi
  * answered after that commit (synchronous_commit=on). The counter makes the batches of every replica apply one
  * after the other.
  */
-export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
+export class PostgresPlantRepository extends PlantWriter implements PlantRepository, PlantEventLog {
   private readonly queue = new GroupCommit<BatchWrite, Applied>((batch) => this.commit(batch));
   private ready = false;
   private readonly listeners = new Set<() => void>();
@@ -61,27 +51,16 @@ export class PostgresPlantRepository implements PlantRepository, PlantEventLog {
     private readonly deadlineMs: number,
     private readonly observer: StoreObserver = ignoreStore,
     private readonly outbox?: ChangeOutboxRows,
-  ) {}
+  ) {
+    super();
+  }
 
   /** Called once the migrations are applied; before that every operation answers 503. */
   markReady(): void {
     this.ready = true;
   }
 
-  async create(plant: NewPlant, context?: ChangeContext): Promise<CreateOutcome> {
-    return this.write({ kind: 'create', plant }, context) as Promise<CreateOutcome>;
-  }
-
-  async update(id: bigint, patch: PlantPatch, expected?: Expected, context?: ChangeContext): Promise<UpdateOutcome> {
-    return this.write({ kind: 'update', id, patch, expected }, context) as Promise<UpdateOutcome>;
-  }
-
-  async delete(id: bigint, expected?: Expected, context?: ChangeContext): Promise<DeleteOutcome> {
-    return this.write({ kind: 'delete', id, expected }, context) as Promise<DeleteOutcome>;
-  }
-
-  /** Resolves with the write's answer once the commit that holds it is durable. */
-  private async write(write: PlantWrite, context: ChangeContext | undefined): Promise<WriteOutcome> {
+  protected async submit(write: PlantWrite, context: ChangeContext | undefined): Promise<WriteOutcome> {
     const { decision, pos } = await this.queue.submit({ write, trace: context?.trace });
     return answerOf(decision, pos);
   }

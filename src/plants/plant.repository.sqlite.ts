@@ -6,22 +6,13 @@ import type { Logger } from '../logger';
 import { AppError } from '../errors';
 import { isStoreFault, type SqliteHealth } from '../db/health.sqlite';
 import { sqliteChangeApplier, type ChangeWrite, type Positions } from './plant.write.sqlite';
+import type { PlantWrite } from './plant.write-rule';
 import type { ChangeEvent, ChangeSignal, EventBounds, PlantEventLog } from './plant.events';
 import { SqliteEventLog } from './plant.events.sqlite';
 import { plantJsonSqlite } from './plant.json';
-import type {
-  ChangeContext,
-  CreateOutcome,
-  DeleteOutcome,
-  Expected,
-  FoundPlant,
-  PlantPatch,
-  PlantRepository,
-  PlantsPage,
-  UpdateOutcome,
-  WriteOutcome,
-} from './plant.repository';
-import type { ListQuery, NewPlant } from './plant.schemas';
+import { PlantWriter } from './plant.writer';
+import type { ChangeContext, FoundPlant, PlantRepository, PlantsPage, WriteOutcome } from './plant.repository';
+import type { ListQuery } from './plant.schemas';
 import { ignoreStore, type StoreObserver } from '../observers';
 
 // A plant as JSON text, written by SQLite: plantJson's bytes (plant.json.ts), with no row object per plant.
@@ -60,7 +51,7 @@ type Batch = Queued<ChangeWrite, WriteOutcome>[];
  * Positions are counted here (`positions.last`), taken from the file's record at the start of each batch (an
  * import may have written events since), and put back when a write rolls back.
  */
-export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
+export class SqlitePlantRepository extends PlantWriter implements PlantRepository, PlantEventLog {
   private readonly queue = new GroupCommit<ChangeWrite, WriteOutcome>((batch) => this.commit(batch));
   private readonly commitBatch: Database.Transaction<(batch: Batch) => (WriteOutcome | Error)[]>;
   private readonly byId: Database.Statement<[bigint], { json: string; version: bigint }>;
@@ -79,6 +70,7 @@ export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
     private readonly observer: StoreObserver = ignoreStore,
     outbox?: ChangeOutbox,
   ) {
+    super();
     this.events = new SqliteEventLog(db);
     this.positions = { last: this.events.lastWritten() };
     this.byId = db.prepare<[bigint], { json: string; version: bigint }>(`SELECT ${PLANT_JSON} AS json, version FROM plants WHERE id = ?`);
@@ -110,16 +102,9 @@ export class SqlitePlantRepository implements PlantRepository, PlantEventLog {
     });
   }
 
-  create(plant: NewPlant, context?: ChangeContext): Promise<CreateOutcome> {
-    return this.queue.submit({ kind: 'create', plant, trace: context?.trace }) as Promise<CreateOutcome>;
-  }
-
-  update(id: bigint, patch: PlantPatch, expected?: Expected, context?: ChangeContext): Promise<UpdateOutcome> {
-    return this.queue.submit({ kind: 'update', id, patch, expected, trace: context?.trace }) as Promise<UpdateOutcome>;
-  }
-
-  delete(id: bigint, expected?: Expected, context?: ChangeContext): Promise<DeleteOutcome> {
-    return this.queue.submit({ kind: 'delete', id, expected, trace: context?.trace }) as Promise<DeleteOutcome>;
+  protected submit(write: PlantWrite, context: ChangeContext | undefined): Promise<WriteOutcome> {
+    // The trace rides on the write itself only when there is one: no second object per write.
+    return this.queue.submit(context?.trace === undefined ? write : { ...write, trace: context.trace });
   }
 
   // Reads answer at once: a synchronous SELECT, wrapped in the promise the store contract asks for.

@@ -1,0 +1,25 @@
+/**
+ * The repository port's three writes, each as one PlantWrite (plant.write-rule.ts): a store implements only
+ * `submit`, how a write reaches its group commit, and answers the rule's outcome. Both stores extend it, so the
+ * port's write methods are written once.
+ */
+import type { ChangeContext, CreateOutcome, DeleteOutcome, Expected, PlantPatch, UpdateOutcome, WriteOutcome } from './plant.repository';
+import type { NewPlant } from './plant.schemas';
+import type { PlantWrite } from './plant.write-rule';
+
+export abstract class PlantWriter {
+  /** Resolves with the write's outcome once the commit that holds it is durable. */
+  protected abstract submit(write: PlantWrite, context: ChangeContext | undefined): Promise<WriteOutcome>;
+
+  create(plant: NewPlant, context?: ChangeContext): Promise<CreateOutcome> {
+    return this.submit({ kind: 'create', plant }, context) as Promise<CreateOutcome>;
+  }
+
+  update(id: bigint, patch: PlantPatch, expected?: Expected, context?: ChangeContext): Promise<UpdateOutcome> {
+    return this.submit({ kind: 'update', id, patch, expected }, context) as Promise<UpdateOutcome>;
+  }
+
+  delete(id: bigint, expected?: Expected, context?: ChangeContext): Promise<DeleteOutcome> {
+    return this.submit({ kind: 'delete', id, expected }, context) as Promise<DeleteOutcome>;
+  }
+}
