@@ -45,6 +45,12 @@ export default tseslint.config(
     },
   },
   {
+    // The composition root reads as a list of parts (docs/architecture.md, "The service's parts"): startService
+    // stays under 40 lines.
+    files: ['src/service.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 40, skipBlankLines: true, skipComments: true }] },
+  },
+  {
     files: ['tests/**/*.ts'],
     rules: {
       // supertest bodies are `any` by design; tests assert on them with jest.
