@@ -1,5 +1,5 @@
 -- The write of one group commit, decided beforehand in TypeScript (src/plants/plant.write-rule.ts, from rows read
--- without a lock; src/plants/plant-change.postgres.ts): no rule of a plant write is here. It takes the feed's
+-- without a lock; src/plants/plant.write.postgres.ts): no rule of a plant write is here. It takes the feed's
 -- counter (plant_positions_take, migrations/postgres/007), checks that each row the decisions rest on is still as
 -- it was read (read_versions[i] NULL: no plant then), and only then writes, so the lock is held inside this one
 -- statement and never across a round trip. Every writer of plants holds the counter while it writes, so the check
