@@ -2,18 +2,12 @@ import { createHmac, randomUUID } from 'node:crypto';
 import type { ChangeEntry } from '../change-outbox';
 import type { TraceContext } from '../tracing';
 
-/** The text of an enveloped body around its `data`. */
-const envelopeOf = (type: string): { before: string; after: string } => ({ before: `{"type":${JSON.stringify(type)},"data":`, after: '}' });
-
 /**
  * A delivery's body: the Standard Webhooks envelope, so the type is signed with the body, around the resource's
  * JSON text; or that text alone where the resource's contract fixed the body before envelopes (`bare`).
  */
-export const bodyOf = ({ type, data, bare }: Pick<ChangeEntry, 'type' | 'data' | 'bare'>): string => {
-  if (bare === true) return data;
-  const { before, after } = envelopeOf(type);
-  return before + data + after;
-};
+export const bodyOf = ({ type, data, bare }: Pick<ChangeEntry, 'type' | 'data' | 'bare'>): string =>
+  bare === true ? data : `{"type":${JSON.stringify(type)},"data":${data}}`;
 
 /** One id per event, the same on every retry: the receiver's dedup key (Standard Webhooks `webhook-id`). */
 export const newEventId = (): string => `msg_${randomUUID().replaceAll('-', '')}`;
