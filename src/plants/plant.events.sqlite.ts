@@ -1,16 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Db } from '../db/database.sqlite';
-import type { ChangeEvent, ChangeKind, EventBounds } from './plant.events';
-
-type EventRow = { pos: bigint; kind: ChangeKind; plant_id: bigint; name: string | null; tag: string | null; prev_tag: string | null; at: number };
-
-export function toChangeEvent(row: EventRow): ChangeEvent {
-  const event: ChangeEvent = { pos: row.pos, kind: row.kind, id: row.plant_id, at: Number(row.at) };
-  if (row.name !== null) event.name = row.name;
-  if (row.tag !== null) event.tag = row.tag;
-  if (row.prev_tag !== null) event.prevTag = row.prev_tag;
-  return event;
-}
+import { toChangeEvent, type ChangeEvent, type EventBounds, type EventRow } from './plant.events';
 
 /**
  * The plant_events table of migrations/sqlite/005 on the repository's own connection: written inside its group

@@ -6,6 +6,9 @@
 
 export type ChangeKind = 'created' | 'updated' | 'deleted';
 
+/** A plant_events row as both stores read it (`at` is an integer column: a number on SQLite, a bigint on PostgreSQL). */
+export type EventRow = { pos: bigint; kind: ChangeKind; plant_id: bigint; name: string | null; tag: string | null; prev_tag: string | null; at: number | bigint };
+
 /** One change as stored. `tag` is the tag after the change (before it, for a delete); `prevTag` what an edit replaced. */
 export type ChangeEvent = {
   pos: bigint;
@@ -18,6 +21,15 @@ export type ChangeEvent = {
   /** Unix ms of the commit's batch. */
   at: number;
 };
+
+/** An event as stored, from its row: a null column is an absent member. */
+export function toChangeEvent(row: EventRow): ChangeEvent {
+  const event: ChangeEvent = { pos: row.pos, kind: row.kind, id: row.plant_id, at: Number(row.at) };
+  if (row.name !== null) event.name = row.name;
+  if (row.tag !== null) event.tag = row.tag;
+  if (row.prev_tag !== null) event.prevTag = row.prev_tag;
+  return event;
+}
 
 /**
  * What positions the log holds now: the oldest kept (none when empty) and the last ever written (0 when none).

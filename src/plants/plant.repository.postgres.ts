@@ -2,7 +2,7 @@ import type { PgPool } from '../db/database.postgres';
 import { isUnavailable } from '../db/health.postgres';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
-import type { ChangeEvent, ChangeKind, ChangeSignal, EventBounds, PlantEventLog } from './plant.events';
+import { toChangeEvent, type ChangeEvent, type ChangeSignal, type EventBounds, type EventRow, type PlantEventLog } from './plant.events';
 import { PlantWriter } from './plant.writer';
 import type { ChangeContext, FoundPlant, PlantRepository, PlantsPage, WriteOutcome } from './plant.repository';
 import { GroupCommit, type Queued } from '../db/group-commit';
@@ -14,20 +14,11 @@ import { answerOf, type PlantWrite } from './plant.write-rule';
 import { ignoreStore, type StoreObserver } from '../observers';
 
 type Row = { id: bigint; name: string; tag: string | null };
-type EventRow = { pos: bigint; kind: ChangeKind; plant_id: bigint; name: string | null; tag: string | null; prev_tag: string | null; at: bigint };
 
 function translate(error: unknown): Error {
   if (error instanceof AppError) return error;
   if (isUnavailable(error)) return new AppError('store_unavailable', undefined, { cause: error });
   return error instanceof Error ? error : new Error(String(error));
-}
-
-function toEvent(row: EventRow): ChangeEvent {
-  const event: ChangeEvent = { pos: row.pos, kind: row.kind, id: row.plant_id, at: Number(row.at) };
-  if (row.name !== null) event.name = row.name;
-  if (row.tag !== null) event.tag = row.tag;
-  if (row.prev_tag !== null) event.prevTag = row.prev_tag;
-  return event;
 }
 
 const notMigrated = () => new AppError('store_unavailable', 'The store is not migrated yet; nothing was read or written. Retry later.');
@@ -102,7 +93,7 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
       'SELECT pos, kind, plant_id, name, tag, prev_tag, at FROM plant_events WHERE pos > $1 ORDER BY pos LIMIT $2',
       [after, limit],
     );
-    return rows.map(toEvent);
+    return rows.map(toChangeEvent);
   }
 
   async eventBounds(resumeAfter?: bigint): Promise<EventBounds> {
