@@ -59,7 +59,7 @@ async function writePage(client: pg.ClientBase, page: Pending[], at: number): Pr
   const conflict = applied[index]?.decision;
   if (conflict !== undefined && 'current' in conflict) {
     const { line, plant } = page[index] as Pending;
-    throw new ImportError(conflictMessage(line, plant, { name: conflict.current.name, tag: conflict.current.tag ?? null }));
+    throw new ImportError(conflictMessage(line, plant, conflict.current));
   }
   return changed;
 }

@@ -52,7 +52,7 @@ export async function importPlantsSqlite(db: Db, lines: Lines, lastPos: bigint, 
     read += 1;
     const outcome = apply({ kind: 'create', plant }, at);
     if (outcome.outcome === 'created') inserted += 1;
-    else if (outcome.outcome === 'conflict') throw new ImportError(conflictMessage(line, plant, { name: outcome.stored.name, tag: outcome.stored.tag ?? null }));
+    else if (outcome.outcome === 'conflict') throw new ImportError(conflictMessage(line, plant, outcome.stored));
   }
   const after = Number(count.get());
   if (after !== before + inserted) throw new ImportError(`the store holds ${after} plants after the import, expected ${before + inserted}; nothing was imported`);

@@ -18,7 +18,7 @@ export const PAGE_ROWS = 5000;
 export type PlantRow = { id: bigint; name: string; tag: string | null };
 
 /** How a line that meets a stored plant with the same id but other fields is refused. */
-export function conflictMessage(line: number, incoming: NewPlant, stored: { name: string; tag: string | null }): string {
+export function conflictMessage(line: number, incoming: NewPlant, stored: { name: string; tag?: string }): string {
   return (
     `line ${line}: plant ${incoming.id} is stored as ${plantLine({ id: incoming.id, ...stored }).trim()}, ` +
     'and this line differs; nothing was imported'

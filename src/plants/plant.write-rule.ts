@@ -36,6 +36,10 @@ export const idOf = (write: PlantWrite): bigint => (write.kind === 'create' ? wr
 
 const plantOf = (id: bigint, name: string, tag: string | undefined): StoredPlant => (tag === undefined ? { id, name } : { id, name, tag });
 
+/** The row a store read, as the rule takes it: a null tag column is no tag. */
+export const plantRowOf = (id: bigint, name: string, tag: string | null, version: bigint): PlantRow =>
+  tag === null ? { id, name, version } : { id, name, tag, version };
+
 const sameAs = (current: PlantRow, name: string, tag: string | undefined): boolean => current.name === name && current.tag === tag;
 
 function decideCreate(current: PlantRow | undefined, plant: NewPlant): Decision {

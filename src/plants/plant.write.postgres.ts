@@ -10,7 +10,7 @@ import type { TraceContext } from '../tracing';
 import type { ChangeKind } from './plant.events';
 import type { ChangeOutboxRows } from '../change-outbox';
 import { changeEntry } from './plant.outbox';
-import { decideWrite, idOf, rowAfter, type Decision, type EventDraft, type PlantRow, type PlantWrite } from './plant.write-rule';
+import { decideWrite, idOf, plantRowOf, rowAfter, type Decision, type EventDraft, type PlantRow, type PlantWrite } from './plant.write-rule';
 
 /** One write of a batch and the trace its webhook events carry. */
 export type BatchWrite = { write: PlantWrite; trace?: TraceContext };
@@ -47,11 +47,7 @@ SELECT base FROM applied`,
 type Int8 = bigint | string;
 type Row = { id: Int8; name: string; tag: string | null; version: Int8 };
 
-function toRow({ id, name, tag, version }: Row): PlantRow {
-  const row: PlantRow = { id: BigInt(id), name, version: BigInt(version) };
-  if (tag !== null) row.tag = tag;
-  return row;
-}
+const toRow = ({ id, name, tag, version }: Row): PlantRow => plantRowOf(BigInt(id), name, tag, BigInt(version));
 
 type Change = { decision: Extract<Decision, { event: EventDraft }>; pos: bigint; trace?: TraceContext };
 

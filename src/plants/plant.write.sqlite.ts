@@ -10,7 +10,7 @@ import type { TraceContext } from '../tracing';
 import type { SqliteEventLog } from './plant.events.sqlite';
 import { changeEntry } from './plant.outbox';
 import type { WriteOutcome } from './plant.repository';
-import { answerOf, decideWrite, idOf, type PlantRow, type PlantWrite } from './plant.write-rule';
+import { answerOf, decideWrite, idOf, plantRowOf, type PlantWrite } from './plant.write-rule';
 
 type Row = { name: string; tag: string | null; version: bigint };
 
@@ -26,8 +26,6 @@ export type Positions = { last: bigint };
 /** Applies one write at `at` (Unix ms, the event's time) and answers its outcome. */
 export type ApplyChange = (write: ChangeWrite, at: number) => WriteOutcome;
 
-const rowOf = (id: bigint, { name, tag, version }: Row): PlantRow => (tag === null ? { id, name, version } : { id, name, tag, version });
-
 /** The statements are prepared here, once: call it once per connection, after the migrations. */
 export function sqliteChangeApplier(db: Db, events: SqliteEventLog, positions: Positions, outbox?: ChangeOutbox): ApplyChange {
   const select = db.prepare<[bigint], Row>('SELECT name, tag, version FROM plants WHERE id = ?');
@@ -37,7 +35,7 @@ export function sqliteChangeApplier(db: Db, events: SqliteEventLog, positions: P
   return (write, at) => {
     const id = idOf(write);
     const row = select.get(id);
-    const current = row === undefined ? undefined : rowOf(id, row);
+    const current = row === undefined ? undefined : plantRowOf(id, row.name, row.tag, row.version);
     const decision = decideWrite(current, write);
     if (!('event' in decision)) return answerOf(decision, undefined);
     const version = positions.last + 1n;
