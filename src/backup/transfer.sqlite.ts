@@ -21,7 +21,8 @@ export function exportSqlite(file: string, busyTimeoutMs: number, transfer: Sqli
   db.defaultSafeIntegers(true);
   try {
     db.exec('BEGIN');
-    if (!transfer.holds(db)) throw new BackupError(`${file} holds no ${transfer.table} table: it is not a Plant Store, or was never migrated`);
+    const holds = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?").get(transfer.table) !== undefined;
+    if (!holds) throw new BackupError(`${file} holds no ${transfer.table} table: it is not a Plant Store, or was never migrated`);
   } catch (error) {
     db.close();
     throw error;

@@ -10,7 +10,6 @@ import type { Export, ImportResult, Lines } from '../transfer';
 export type SqliteTransfer = {
   /** The table whose presence makes a file a migrated store of the resource. */
   table: string;
-  holds: (db: Db) => boolean;
   /** The records of the snapshot `db` holds open (a read transaction); `close` runs when the pages end. */
   export: (db: Db, close: () => void) => Export;
   /** Each line's record, in the caller's write transaction, its events numbered after `lastPos`, written at `at`. */

@@ -11,10 +11,6 @@ import { SqliteEventLog } from './plant.events.sqlite';
 import { plantLine } from './plant.json';
 import { conflictMessage, PAGE_ROWS, plantsOf, type PlantRow } from './plant.transfer';
 
-/** Whether the file holds the plants table: a Plant Store that was migrated. */
-export const holdsPlants = (db: Db): boolean =>
-  db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'plants'").get() !== undefined;
-
 /** The plants of the snapshot `db` holds open (a read transaction), a page at a time; `close` runs when the pages end. */
 export function exportPlantsSqlite(db: Db, close: () => void): Export {
   const total = Number(db.prepare('SELECT count(*) FROM plants').pluck().get());
@@ -60,4 +56,4 @@ export async function importPlantsSqlite(db: Db, lines: Lines, lastPos: bigint, 
 }
 
 /** The plant half of a SQLite transfer, handed to src/backup by its caller: the table that makes a file a store of plants. */
-export const sqlitePlantTransfer = { table: 'plants', holds: holdsPlants, export: exportPlantsSqlite, import: importPlantsSqlite };
+export const sqlitePlantTransfer = { table: 'plants', export: exportPlantsSqlite, import: importPlantsSqlite };
