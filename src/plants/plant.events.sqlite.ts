@@ -1,13 +1,14 @@
 import type Database from 'better-sqlite3';
 import type { Db } from '../db/database.sqlite';
-import { toChangeEvent, type ChangeEvent, type EventBounds, type EventRow } from './plant.events';
+import { columnValues } from './plant.members';
+import { EVENT_COLUMNS, EVENT_INSERT_COLUMNS, toChangeEvent, type ChangeEvent, type EventBounds, type EventRow } from './plant.events';
 
 /**
  * The plant_events table of migrations/sqlite/005 on the repository's own connection: written inside its group
  * commit, read between commits. SQL only.
  */
 export class SqliteEventLog {
-  private readonly insert: Database.Statement<[bigint, string, bigint, string | null, string | null, string | null, number]>;
+  private readonly insert: Database.Statement<unknown[]>;
   private readonly after: Database.Statement<[bigint, number], EventRow>;
   private readonly oldest: Database.Statement<[], bigint | null>;
   private readonly sequence: Database.Statement<[], bigint | undefined>;
@@ -15,8 +16,9 @@ export class SqliteEventLog {
   private readonly skipped: Database.Statement<[bigint, bigint], number>;
 
   constructor(db: Db) {
-    this.insert = db.prepare('INSERT INTO plant_events (pos, kind, plant_id, name, tag, prev_tag, at) VALUES (?, ?, ?, ?, ?, ?, ?)');
-    this.after = db.prepare<[bigint, number], EventRow>('SELECT pos, kind, plant_id, name, tag, prev_tag, at FROM plant_events WHERE pos > ? ORDER BY pos LIMIT ?');
+    const places = EVENT_INSERT_COLUMNS.split(',').map(() => '?').join(', ');
+    this.insert = db.prepare<unknown[]>(`INSERT INTO plant_events (${EVENT_INSERT_COLUMNS}) VALUES (${places})`);
+    this.after = db.prepare<[bigint, number], EventRow>(`SELECT ${EVENT_COLUMNS} FROM plant_events WHERE pos > ? ORDER BY pos LIMIT ?`);
     this.oldest = db.prepare<[], bigint | null>('SELECT min(pos) FROM plant_events').pluck();
     // AUTOINCREMENT's own record of the largest position ever used: it outlives the rows pruning removes.
     this.sequence = db.prepare<[], bigint | undefined>("SELECT seq FROM sqlite_sequence WHERE name = 'plant_events'").pluck();
@@ -34,7 +36,7 @@ export class SqliteEventLog {
 
   /** Writes the event at `pos`, time `at` (Unix ms). */
   write(event: Omit<ChangeEvent, 'pos' | 'at'>, pos: bigint, at: number): void {
-    this.insert.run(pos, event.kind, event.id, event.name ?? null, event.tag ?? null, event.prevTag ?? null, at);
+    this.insert.run(pos, event.kind, event.id, ...columnValues(event), event.prevTag ?? null, at);
   }
 
   read(after: bigint, limit: number): ChangeEvent[] {

@@ -4,29 +4,38 @@
  * below it, on both stores (PostgreSQL: the counter row of migrations/postgres/005, docs/decisions/feed.md).
  */
 
+import { MEMBER_COLUMNS, plantOfRow, selectMembers, type MemberColumns, type PlantMembers } from './plant.members';
+
 export type ChangeKind = 'created' | 'updated' | 'deleted';
 
-/** A plant_events row as both stores read it (`at` is an integer column: a number on SQLite, a bigint on PostgreSQL). */
-export type EventRow = { pos: bigint; kind: ChangeKind; plant_id: bigint; name: string | null; tag: string | null; prev_tag: string | null; at: number | bigint };
+/**
+ * A plant_events row as both stores read it (EVENT_COLUMNS): the plant's members in their own columns, each read
+ * as its member's name; `at` is an integer column, a number on SQLite and a bigint on PostgreSQL.
+ */
+export type EventRow = { pos: bigint; kind: ChangeKind; plant_id: bigint; prev_tag: string | null; at: number | bigint } & Partial<MemberColumns>;
 
-/** One change as stored. `tag` is the tag after the change (before it, for a delete); `prevTag` what an edit replaced. */
+/** The columns an event is read from, in the order a store writes them. */
+export const EVENT_COLUMNS = `pos, kind, plant_id, ${selectMembers()}, prev_tag, at`;
+
+/** The columns an event is written to, in the order of `eventValues`. */
+export const EVENT_INSERT_COLUMNS = `pos, kind, plant_id, ${MEMBER_COLUMNS}, prev_tag, at`;
+
+/**
+ * One change as stored: the plant's members after the change (for a delete, the tag it had alone); `prevTag` the
+ * tag an edit replaced.
+ */
 export type ChangeEvent = {
   pos: bigint;
   kind: ChangeKind;
   id: bigint;
-  /** Absent for a delete. */
-  name?: string;
-  tag?: string;
   prevTag?: string;
   /** Unix ms of the commit's batch. */
   at: number;
-};
+} & Partial<PlantMembers>;
 
 /** An event as stored, from its row: a null column is an absent member. */
 export function toChangeEvent(row: EventRow): ChangeEvent {
-  const event: ChangeEvent = { pos: row.pos, kind: row.kind, id: row.plant_id, at: Number(row.at) };
-  if (row.name !== null) event.name = row.name;
-  if (row.tag !== null) event.tag = row.tag;
+  const event: ChangeEvent = { ...plantOfRow(row.plant_id, row), pos: row.pos, kind: row.kind, at: Number(row.at) };
   if (row.prev_tag !== null) event.prevTag = row.prev_tag;
   return event;
 }

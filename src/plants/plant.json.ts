@@ -6,14 +6,18 @@
  * name, tag) and an absent optional member is left out, never written as null.
  *
  * One rendering of the same text runs in a database, for a measured reason: SQLite's reads (no row object or
- * bigint per plant). It is built below from column expressions, and tests/store/plant-json.test.ts holds its bytes
- * to these functions' for the int64 edges and the strings a name may hold. A new member is written in both.
+ * bigint per plant). It is built below from the members' list (plant.members.ts), and tests/store/plant-json.test.ts
+ * holds its bytes to these functions' for the int64 edges and the strings a name may hold. A new member is written
+ * in `members` alone.
  */
+import { columnOf, MEMBERS, OPTIONAL_MEMBERS, type MemberColumns, type StoredPlant } from './plant.members';
 
-/** What the writer reads: a stored plant, a NewPlant, or a row straight from a store (`tag` null when absent). */
-export type PlantFields = { id: bigint; name: string; tag?: string | null };
 
-// The members after the id, shared by the forms with and without it. `== null`: absent, whether undefined or a row's null.
+/** What the writer reads: a stored plant, a NewPlant, or a row straight from a store (NULL for an absent member). */
+export type PlantFields = StoredPlant | ({ id: bigint } & MemberColumns);
+
+// The members after the id, shared by the forms with and without it, in the schema's order. `== null`: absent,
+// whether undefined or a row's null.
 const members = (plant: Omit<PlantFields, 'id'>): string =>
   plant.tag == null ? `"name":${JSON.stringify(plant.name)}` : `"name":${JSON.stringify(plant.name)},"tag":${JSON.stringify(plant.tag)}`;
 
@@ -38,14 +42,25 @@ export function plantsJson(plants: readonly PlantFields[]): string {
   return `${text}]`;
 }
 
-/** SQL expressions that hold a plant's members, one per member of PlantFields. */
-export type PlantColumns = { [Member in keyof PlantFields]-?: string };
-
 /**
- * plantJson's text, written by SQLite: json_object writes integers digit for digit and escapes strings as
- * JSON.stringify does. One json_object per shape rather than concatenation with json_quote (which would take
- * any number of optional members without an arm each): that measured a quarter to a half slower on a page.
+ * plantJson's text, written by SQLite from the columns of `prefix` (`p.`, or none): json_object writes integers
+ * digit for digit and escapes strings as JSON.stringify does. One json_object per combination of present optional
+ * members (a CASE arm each) rather than concatenation with json_quote (which would take any number of them
+ * without an arm each): that measured a quarter to a half slower on a page.
  */
-export const plantJsonSqlite = (c: PlantColumns): string =>
-  `CASE WHEN ${c.tag} IS NULL THEN json_object('id', ${c.id}, 'name', ${c.name}) ` +
-  `ELSE json_object('id', ${c.id}, 'name', ${c.name}, 'tag', ${c.tag}) END`;
+export function plantJsonSqlite(prefix = ''): string {
+  const column = (member: string) => `${prefix}${columnOf(member as (typeof MEMBERS)[number])}`;
+  const objectOf = (present: ReadonlySet<string>) =>
+    `json_object('id', ${prefix}id${MEMBERS.filter((member) => present.has(member) || !OPTIONAL_MEMBERS.includes(member))
+      .map((member) => `, '${member}', ${column(member)}`)
+      .join('')})`;
+  // Each subset of the optional members, by the bits of its number: the arm for that subset present, the rest NULL.
+  const arms: string[] = [];
+  const subsets = 2 ** OPTIONAL_MEMBERS.length;
+  for (let bits = 0; bits < subsets; bits += 1) {
+    const present = new Set(OPTIONAL_MEMBERS.filter((_, index) => (bits >> index) & 1));
+    const when = OPTIONAL_MEMBERS.map((member) => `${column(member)} IS ${present.has(member) ? 'NOT ' : ''}NULL`).join(' AND ');
+    arms.push(bits === subsets - 1 ? `ELSE ${objectOf(present)}` : `WHEN ${when} THEN ${objectOf(present)}`);
+  }
+  return subsets === 1 ? objectOf(new Set()) : `CASE ${arms.join(' ')} END`;
+}

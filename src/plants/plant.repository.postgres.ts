@@ -2,7 +2,8 @@ import type { PgPool } from '../db/database.postgres';
 import { isUnavailable } from '../db/health.postgres';
 import { AppError } from '../errors';
 import type { Logger } from '../logger';
-import { toChangeEvent, type ChangeEvent, type ChangeSignal, type EventBounds, type EventRow, type PlantEventLog } from './plant.events';
+import { selectMembers, type MemberColumns } from './plant.members';
+import { EVENT_COLUMNS, toChangeEvent, type ChangeEvent, type ChangeSignal, type EventBounds, type EventRow, type PlantEventLog } from './plant.events';
 import { PlantWriter } from './plant.writer';
 import type { ChangeContext, FoundPlant, PlantRepository, PlantsPage, WriteOutcome } from './plant.repository';
 import { GroupCommit, type Queued } from '../db/group-commit';
@@ -13,7 +14,7 @@ import { INT64_MAX, INT64_MIN, type ListQuery } from './plant.schemas';
 import { answerOf, type PlantWrite } from './plant.write-rule';
 import { ignoreStore, type StoreObserver } from '../observers';
 
-type Row = { id: bigint; name: string; tag: string | null };
+type Row = { id: bigint } & MemberColumns;
 
 function translate(error: unknown): Error {
   if (error instanceof AppError) return error;
@@ -61,7 +62,7 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
    * spaces around its colons, and the two stores answer byte for byte the same body.
    */
   async findById(id: bigint): Promise<FoundPlant | undefined> {
-    const { rows } = await this.query<Row & { version: bigint }>('plants_by_id', 'SELECT id, name, tag, version FROM plants WHERE id = $1', [id]);
+    const { rows } = await this.query<Row & { version: bigint }>('plants_by_id', `SELECT id, ${selectMembers()}, version FROM plants WHERE id = $1`, [id]);
     const row = rows[0];
     return row === undefined ? undefined : { json: plantJson(row), version: row.version };
   }
@@ -75,8 +76,8 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
     // One row more than the page: when it comes back, another page follows.
     const { rows } =
       query.tag === undefined
-        ? await this.query<Row>('plants_list', 'SELECT id, name, tag FROM plants WHERE id >= $1 ORDER BY id LIMIT $2', [from, query.limit + 1])
-        : await this.query<Row>('plants_list_by_tag', 'SELECT id, name, tag FROM plants WHERE tag = $1 AND id >= $2 ORDER BY tag, id LIMIT $3', [
+        ? await this.query<Row>('plants_list', `SELECT id, ${selectMembers()} FROM plants WHERE id >= $1 ORDER BY id LIMIT $2`, [from, query.limit + 1])
+        : await this.query<Row>('plants_list_by_tag', `SELECT id, ${selectMembers()} FROM plants WHERE tag = $1 AND id >= $2 ORDER BY tag, id LIMIT $3`, [
             query.tag,
             from,
             query.limit + 1,
@@ -90,7 +91,7 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
   async readEvents(after: bigint, limit: number): Promise<ChangeEvent[]> {
     const { rows } = await this.query<EventRow>(
       'plant_events_after',
-      'SELECT pos, kind, plant_id, name, tag, prev_tag, at FROM plant_events WHERE pos > $1 ORDER BY pos LIMIT $2',
+      `SELECT ${EVENT_COLUMNS} FROM plant_events WHERE pos > $1 ORDER BY pos LIMIT $2`,
       [after, limit],
     );
     return rows.map(toChangeEvent);

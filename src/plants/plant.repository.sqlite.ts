@@ -16,7 +16,7 @@ import type { ListQuery } from './plant.schemas';
 import { ignoreStore, type StoreObserver } from '../observers';
 
 // A plant as JSON text, written by SQLite: plantJson's bytes (plant.json.ts), with no row object per plant.
-const PLANT_JSON = plantJsonSqlite({ id: 'id', name: 'name', tag: 'tag' });
+const PLANT_JSON = plantJsonSqlite();
 
 /** A page's plants, each as its JSON text: `where` picks the rows, the last parameter is the limit. */
 const pageSql = (where: string) => `SELECT ${PLANT_JSON} FROM plants ${where} ORDER BY id LIMIT ?`;

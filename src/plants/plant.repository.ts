@@ -1,11 +1,12 @@
 import type { TraceContext } from '../tracing';
-import type { ListQuery, NewPlant } from './plant.schemas';
+import type { StoredPlant } from './plant.members';
+import type { ListQuery, NewPlant, PlantPatchBody } from './plant.schemas';
 
 /**
- * A JSON Merge Patch already parsed: `name` replaces the name when given; `tag` replaces the tag when given, and
- * null removes it.
+ * A JSON Merge Patch already parsed (PlantPatch's members but the id): a member given replaces it, and null removes
+ * an optional one.
  */
-export type PlantPatch = { name?: string; tag?: string | null };
+export type PlantPatch = Omit<PlantPatchBody, 'id'>;
 
 /**
  * An edit's or delete's precondition (If-Match): the versions it may apply to. Empty: none can match, so the
@@ -30,8 +31,7 @@ export type WriteOutcome = CreateOutcome | UpdateOutcome | DeleteOutcome;
 /** One plant as a read answers it: its JSON text (a StoredPlant) and its version. */
 export type FoundPlant = { json: string; version: bigint };
 
-/** A plant as the store holds it: the Plant shape plus its int64 id. */
-export type StoredPlant = { id: bigint; name: string; tag?: string };
+export type { StoredPlant } from './plant.members';
 
 /**
  * Reads come back as the JSON text a response carries, ids written digit for digit: SQLite writes it in C

@@ -9,6 +9,7 @@ import { ImportError, type Export, type ImportResult, type Lines } from '../tran
 import { applyWrites } from './plant.write.postgres';
 import { plantLine } from './plant.json';
 import type { NewPlant } from './plant.schemas';
+import { selectMembers } from './plant.members';
 import { conflictMessage, PAGE_ROWS, plantsOf, type PlantRow } from './plant.transfer';
 
 /** The plants of the snapshot `client` holds open (a REPEATABLE READ transaction), a page at a time; `close` runs when the pages end. */
@@ -21,7 +22,7 @@ export async function exportPlantsPostgres(client: pg.ClientBase, close: () => P
         let after: bigint | undefined;
         for (;;) {
           const page = await client.query<PlantRow>(
-            after === undefined ? 'SELECT id, name, tag FROM plants ORDER BY id LIMIT $1' : 'SELECT id, name, tag FROM plants WHERE id > $2 ORDER BY id LIMIT $1',
+            after === undefined ? `SELECT id, ${selectMembers()} FROM plants ORDER BY id LIMIT $1` : `SELECT id, ${selectMembers()} FROM plants WHERE id > $2 ORDER BY id LIMIT $1`,
             after === undefined ? [PAGE_ROWS] : [PAGE_ROWS, after.toString()],
           );
           if (page.rows.length === 0) break;

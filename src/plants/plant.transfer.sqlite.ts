@@ -9,13 +9,14 @@ import { ImportError, type Export, type ImportResult, type Lines } from '../tran
 import { sqliteChangeApplier } from './plant.write.sqlite';
 import { SqliteEventLog } from './plant.events.sqlite';
 import { plantLine } from './plant.json';
+import { selectMembers } from './plant.members';
 import { conflictMessage, PAGE_ROWS, plantsOf, type PlantRow } from './plant.transfer';
 
 /** The plants of the snapshot `db` holds open (a read transaction), a page at a time; `close` runs when the pages end. */
 export function exportPlantsSqlite(db: Db, close: () => void): Export {
   const total = Number(db.prepare('SELECT count(*) FROM plants').pluck().get());
-  const first = db.prepare<[number], PlantRow>('SELECT id, name, tag FROM plants ORDER BY id LIMIT ?');
-  const after = db.prepare<[bigint, number], PlantRow>('SELECT id, name, tag FROM plants WHERE id > ? ORDER BY id LIMIT ?');
+  const first = db.prepare<[number], PlantRow>(`SELECT id, ${selectMembers()} FROM plants ORDER BY id LIMIT ?`);
+  const after = db.prepare<[bigint, number], PlantRow>(`SELECT id, ${selectMembers()} FROM plants WHERE id > ? ORDER BY id LIMIT ?`);
   return {
     total,
     chunks: function* () {

@@ -8,19 +8,20 @@
 import { parseJson } from '../http/parse-json';
 import { ImportError, type Lines } from '../transfer';
 import { plantLine } from './plant.json';
+import type { MemberColumns, StoredPlant } from './plant.members';
 import { newPlantSchema, type NewPlant } from './plant.schemas';
 
 // Rows per page of an export and per statement of a PostgreSQL import: large enough that round trips do not
 // dominate, small enough that memory stays flat.
 export const PAGE_ROWS = 5000;
 
-/** A plant as an export reads it: `tag` null when absent. */
-export type PlantRow = { id: bigint; name: string; tag: string | null };
+/** A plant as an export reads it: NULL for an absent member. */
+export type PlantRow = { id: bigint } & MemberColumns;
 
 /** How a line that meets a stored plant with the same id but other fields is refused. */
-export function conflictMessage(line: number, incoming: NewPlant, stored: { name: string; tag?: string }): string {
+export function conflictMessage(line: number, incoming: NewPlant, stored: StoredPlant): string {
   return (
-    `line ${line}: plant ${incoming.id} is stored as ${plantLine({ id: incoming.id, ...stored }).trim()}, ` +
+    `line ${line}: plant ${incoming.id} is stored as ${plantLine(stored).trim()}, ` +
     'and this line differs; nothing was imported'
   );
 }

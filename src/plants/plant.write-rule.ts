@@ -4,7 +4,8 @@
  * store's only job is to read the current row, write what is decided and number the event it names.
  */
 import type { ChangeEvent } from './plant.events';
-import type { Expected, PlantPatch, StoredPlant, WriteOutcome } from './plant.repository';
+import { MEMBERS, plantOfRow, type MemberColumns, type StoredPlant } from './plant.members';
+import type { Expected, PlantPatch, WriteOutcome } from './plant.repository';
 import type { NewPlant } from './plant.schemas';
 
 /** A plant as stored, with its version (the position of its last change: its ETag). */
@@ -34,29 +35,42 @@ export type Decision =
 /** The id a write is about: the row a store reads (and locks) before deciding. */
 export const idOf = (write: PlantWrite): bigint => (write.kind === 'create' ? write.plant.id : write.id);
 
-const plantOf = (id: bigint, name: string, tag: string | undefined): StoredPlant => (tag === undefined ? { id, name } : { id, name, tag });
+/** The plant a create stores: the NewPlant's members, an absent one left out. */
+const plantOf = (plant: NewPlant): StoredPlant => plantOfRow(plant.id, plant);
 
-/** The row a store read, as the rule takes it: a null tag column is no tag. */
-export const plantRowOf = (id: bigint, name: string, tag: string | null, version: bigint): PlantRow =>
-  tag === null ? { id, name, version } : { id, name, tag, version };
+/** The row a store read, as the rule takes it: a NULL column is an absent member. */
+export const plantRowOf = (id: bigint, row: Partial<MemberColumns>, version: bigint): PlantRow => ({ ...plantOfRow(id, row), version });
 
-const sameAs = (current: PlantRow, name: string, tag: string | undefined): boolean => current.name === name && current.tag === tag;
+const sameAs = (current: StoredPlant, plant: StoredPlant): boolean => MEMBERS.every((member) => current[member] === plant[member]);
+
+/** The event of a put: the plant's members as the write leaves them. */
+const eventOf = (kind: EventDraft['kind'], plant: StoredPlant): EventDraft => ({ ...plant, kind });
 
 function decideCreate(current: PlantRow | undefined, plant: NewPlant): Decision {
-  if (current !== undefined) return { outcome: sameAs(current, plant.name, plant.tag) ? 'replayed' : 'conflict', current };
-  const put = plantOf(plant.id, plant.name, plant.tag);
-  return { outcome: 'created', put, event: { kind: 'created', id: plant.id, name: plant.name, ...(plant.tag === undefined ? {} : { tag: plant.tag }) } };
+  const put = plantOf(plant);
+  if (current !== undefined) return { outcome: sameAs(current, put) ? 'replayed' : 'conflict', current };
+  return { outcome: 'created', put, event: eventOf('created', put) };
 }
 
-/** The merge of RFC 7396: a member left out keeps its value, a null tag removes it. */
+/** The merge of RFC 7396: a member left out keeps its value, a null removes it. */
+function merged(current: StoredPlant, patch: PlantPatch): StoredPlant {
+  const plant = { ...current } as Record<string, unknown>;
+  for (const member of MEMBERS) {
+    const value = patch[member];
+    if (value === null) delete plant[member];
+    else if (value !== undefined) plant[member] = value;
+  }
+  return plant as StoredPlant;
+}
+
 function decideUpdate(current: PlantRow, patch: PlantPatch): Decision {
-  const name = patch.name ?? current.name;
-  const tag = patch.tag === undefined ? current.tag : (patch.tag ?? undefined);
-  if (sameAs(current, name, tag)) return { outcome: 'unchanged', current };
-  const event: EventDraft = { kind: 'updated', id: current.id, name };
-  if (tag !== undefined) event.tag = tag;
+  const { version: _version, ...stored } = current;
+  const put = merged(stored, patch);
+  if (sameAs(current, put)) return { outcome: 'unchanged', current };
+  const event = eventOf('updated', put);
+  // The tag it replaced, for the feed's tag filter: an edit that takes a plant out of a tag reaches that tag's streams.
   if (current.tag !== undefined) event.prevTag = current.tag;
-  return { outcome: 'updated', put: plantOf(current.id, name, tag), event };
+  return { outcome: 'updated', put, event };
 }
 
 /** Decides one write from the row its id holds now (undefined: none). */
@@ -65,6 +79,7 @@ export function decideWrite(current: PlantRow | undefined, write: PlantWrite): D
   if (current === undefined) return { outcome: 'missing' };
   if (write.expected !== undefined && !write.expected.includes(current.version)) return { outcome: 'stale', current };
   if (write.kind === 'update') return decideUpdate(current, write.patch);
+  // A delete's event carries what the feed's filter reads: the tag the plant had.
   const event: EventDraft = { kind: 'deleted', id: current.id, ...(current.tag === undefined ? {} : { tag: current.tag }) };
   return { outcome: 'deleted', remove: current.id, event };
 }

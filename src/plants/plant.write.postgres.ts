@@ -9,6 +9,7 @@ import type pg from 'pg';
 import type { TraceContext } from '../tracing';
 import type { ChangeKind } from './plant.events';
 import type { ChangeOutboxRows } from '../change-outbox';
+import { MEMBERS, selectMembers, type MemberColumns, type PlantMembers } from './plant.members';
 import { changeEntry } from './plant.outbox';
 import { decideWrite, idOf, plantRowOf, rowAfter, type Decision, type EventDraft, type PlantRow, type PlantWrite } from './plant.write-rule';
 
@@ -25,8 +26,13 @@ export type AppliedBatch = { applied: Applied[]; changed: number };
 type Queryable = { query: <R extends pg.QueryResultRow>(config: pg.QueryConfig) => Promise<pg.QueryResult<R>> };
 
 // A read without a lock: plants_write checks under the counter that what the decisions rest on still holds.
-const READ = { name: 'plants_read', text: 'SELECT id, name, tag, version FROM plants WHERE id = ANY($1::bigint[])' };
-const WRITE_PLANTS = 'plants_write($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)';
+const READ = { name: 'plants_read', text: `SELECT id, ${selectMembers()}, version FROM plants WHERE id = ANY($1::bigint[])` };
+// plants_write's arguments (writeParams): the time, the ids read and their versions, the puts (ids, one array per
+// member, offsets), the removed ids, then the events (kinds, ids, one array per member, replaced tags).
+const WRITE_ARGUMENTS = 9 + 2 * MEMBERS.length;
+const WRITE_PLANTS = `plants_write(${Array.from({ length: WRITE_ARGUMENTS }, (_, index) => `$${index + 1}`).join(', ')})`;
+// The webhook events' arguments follow plants_write's.
+const hook = (index: number) => `$${WRITE_ARGUMENTS + index}`;
 const WRITE = { name: 'plants_write', text: `SELECT ${WRITE_PLANTS} AS base` };
 // The same with the batch's webhook events, written only when plants_write wrote (MATERIALIZED: it runs once), in
 // the order the outbox listed them (seq follows that order).
@@ -34,8 +40,8 @@ const WRITE_WITH_EVENTS = {
   name: 'plants_write_webhooks',
   text: `WITH applied AS MATERIALIZED (SELECT ${WRITE_PLANTS} AS base), outbox AS (
   INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, event_type, trace_context, next_attempt_at, created_at, updated_at)
-  SELECT w.event_id, w.subscriber, w.plant_id, w.payload, w.event_type, w.trace, $20::bigint, $20::bigint, $20::bigint
-  FROM applied, unnest($14::text[], $15::text[], $16::bigint[], $17::text[], $18::text[], $19::text[]) WITH ORDINALITY AS w(event_id, subscriber, plant_id, payload, event_type, trace, n)
+  SELECT w.event_id, w.subscriber, w.plant_id, w.payload, w.event_type, w.trace, ${hook(7)}::bigint, ${hook(7)}::bigint, ${hook(7)}::bigint
+  FROM applied, unnest(${hook(1)}::text[], ${hook(2)}::text[], ${hook(3)}::bigint[], ${hook(4)}::text[], ${hook(5)}::text[], ${hook(6)}::text[]) WITH ORDINALITY AS w(event_id, subscriber, plant_id, payload, event_type, trace, n)
   WHERE applied.base IS NOT NULL
   ORDER BY w.n
 )
@@ -45,9 +51,12 @@ SELECT base FROM applied`,
 // int8 columns as the caller's client parses them: bigint on the service's connections (src/db/database.postgres.ts),
 // the decimal string on a client without that parser. BigInt() takes either.
 type Int8 = bigint | string;
-type Row = { id: Int8; name: string; tag: string | null; version: Int8 };
+type Row = MemberColumns & { id: Int8; version: Int8 };
 
-const toRow = ({ id, name, tag, version }: Row): PlantRow => plantRowOf(BigInt(id), name, tag, BigInt(version));
+const toRow = (row: Row): PlantRow => plantRowOf(BigInt(row.id), row, BigInt(row.version));
+
+/** One array per member, of the plants or events given, NULL where one lacks it. */
+const memberArrays = (plants: readonly Partial<PlantMembers>[]): unknown[][] => MEMBERS.map((member) => plants.map((plant) => plant[member] ?? null));
 
 type Change = { decision: Extract<Decision, { event: EventDraft }>; pos: bigint; trace?: TraceContext };
 
@@ -75,7 +84,7 @@ function decideAll(batch: readonly BatchWrite[], rows: Map<bigint, PlantRow | un
   return { applied, changes };
 }
 
-/** $2 to $13: each changed id as read (its version, null for none) and as left (its final row, or its removal), then the events. */
+/** plants_write's arguments after the time: each changed id as read (its version, null for none) and as left (its final row, or its removal), then the events. */
 function writeParams(changes: readonly Change[], read: Map<bigint, PlantRow>, rows: Map<bigint, PlantRow | undefined>): unknown[] {
   const ids = [...new Set(changes.map(({ decision }) => decision.event.id))];
   const put: PlantRow[] = [];
@@ -90,19 +99,17 @@ function writeParams(changes: readonly Change[], read: Map<bigint, PlantRow>, ro
     ids,
     ids.map((id) => read.get(id)?.version ?? null),
     put.map((p) => p.id),
-    put.map((p) => p.name),
-    put.map((p) => p.tag ?? null),
+    ...memberArrays(put),
     put.map((p) => p.version),
     removed,
     events.map((e): ChangeKind => e.kind),
     events.map((e) => e.id),
-    events.map((e) => e.name ?? null),
-    events.map((e) => e.tag ?? null),
+    ...memberArrays(events),
     events.map((e) => e.prevTag ?? null),
   ];
 }
 
-/** $14 to $20: the outbox rows of the batch's changes (plant.outbox.ts writes each change's entry), then their time. */
+/** The webhook events' arguments: the outbox rows of the batch's changes (plant.outbox.ts writes each change's entry), then their time. */
 function webhookParams(changes: readonly Change[], outbox: ChangeOutboxRows, at: number): unknown[] {
   const entries = changes.flatMap(({ decision, trace }) => changeEntry(decision, trace) ?? []);
   const rows = outbox.rowsOf(entries);

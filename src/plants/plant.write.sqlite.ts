@@ -9,10 +9,11 @@ import type { Db } from '../db/database.sqlite';
 import type { TraceContext } from '../tracing';
 import type { SqliteEventLog } from './plant.events.sqlite';
 import { changeEntry } from './plant.outbox';
+import { columnOf, columnValues, MEMBER_COLUMNS, MEMBERS, selectMembers, type MemberColumns } from './plant.members';
 import type { WriteOutcome } from './plant.repository';
 import { answerOf, decideWrite, idOf, plantRowOf, type PlantWrite } from './plant.write-rule';
 
-type Row = { name: string; tag: string | null; version: bigint };
+type Row = MemberColumns & { version: bigint };
 
 /** A write and the trace its webhook event carries, when it has one. */
 export type ChangeWrite = PlantWrite & { trace?: TraceContext };
@@ -28,20 +29,20 @@ export type ApplyChange = (write: ChangeWrite, at: number) => WriteOutcome;
 
 /** The statements are prepared here, once: call it once per connection, after the migrations. */
 export function sqliteChangeApplier(db: Db, events: SqliteEventLog, positions: Positions, outbox?: ChangeOutbox): ApplyChange {
-  const select = db.prepare<[bigint], Row>('SELECT name, tag, version FROM plants WHERE id = ?');
-  const insert = db.prepare<[bigint, string, string | null, bigint]>('INSERT INTO plants (id, name, tag, version) VALUES (?, ?, ?, ?)');
-  const update = db.prepare<[string, string | null, bigint, bigint]>('UPDATE plants SET name = ?, tag = ?, version = ? WHERE id = ?');
+  const select = db.prepare<[bigint], Row>(`SELECT ${selectMembers()}, version FROM plants WHERE id = ?`);
+  const insert = db.prepare<unknown[]>(`INSERT INTO plants (id, ${MEMBER_COLUMNS}, version) VALUES (?, ${MEMBERS.map(() => '?, ').join('')}?)`);
+  const update = db.prepare<unknown[]>(`UPDATE plants SET ${MEMBERS.map((member) => `${columnOf(member)} = ?, `).join('')}version = ? WHERE id = ?`);
   const remove = db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?');
   return (write, at) => {
     const id = idOf(write);
     const row = select.get(id);
-    const current = row === undefined ? undefined : plantRowOf(id, row.name, row.tag, row.version);
+    const current = row === undefined ? undefined : plantRowOf(id, row, row.version);
     const decision = decideWrite(current, write);
     if (!('event' in decision)) return answerOf(decision, undefined);
     const version = positions.last + 1n;
     if ('remove' in decision) remove.run(decision.remove);
-    else if (current === undefined) insert.run(id, decision.put.name, decision.put.tag ?? null, version);
-    else update.run(decision.put.name, decision.put.tag ?? null, version, id);
+    else if (current === undefined) insert.run(id, ...columnValues(decision.put), version);
+    else update.run(...columnValues(decision.put), version, id);
     events.write(decision.event, version, at);
     positions.last = version;
     if (outbox !== undefined) {
