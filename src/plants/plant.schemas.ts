@@ -108,6 +108,20 @@ export const listQuerySchema = z.object({
     .meta({ description: `Only plants with exactly this tag: 1 to ${TAG_MAX} Unicode code points under the rules of tag.` }),
 });
 
+export const SEARCH_MAX = 100;
+
+/**
+ * The key a search compares: the text in Unicode NFKC, lower-cased by the default mapping (as toLowerCase does), so
+ * "ﬁcus", "FICUS" and "Ficus" share one. Computed here, never by a database: both stores then match and sort alike.
+ */
+export const searchKey = (text: string): string => text.normalize('NFKC').toLowerCase();
+
+/** `q` on GET /plants and GET /plants/events: a plain substring of the name, compared by searchKey. */
+export const searchTextSchema = text(SEARCH_MAX, once('must be a string')).meta({
+  description: `Only plants whose name contains this text, compared without case (both in Unicode NFKC, lower-cased); % _ * \\ are literal. 1 to ${SEARCH_MAX} Unicode code points, at least one not white space.`,
+  example: 'fern',
+});
+
 const POSITION_RULE = `must be a feed position: an integer from 0 to ${INT64_MAX} in plain decimal`;
 
 export const feedQuerySchema = z.object({
