@@ -94,8 +94,11 @@ export type ResourceParts = {
   routes(app: Express, kit: RouteKit): void;
   /** Work that runs after the listener and stops at once in the drain (a change feed). */
   background?: readonly Part<unknown>[];
-  /** PostgreSQL: the migrations are applied; until then every operation answers 503. */
-  markReady?(): void;
+  /**
+   * PostgreSQL: the migrations are applied; it finishes what they leave to it (plants: the search keys) and then
+   * serves. Until it resolves every operation answers 503, and the store is not ready.
+   */
+  markReady?(): void | Promise<void>;
 };
 
 /** What app.ts hands each resource's routes: the body parser and what auth decided about the request. */

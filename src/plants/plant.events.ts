@@ -12,22 +12,25 @@ export type ChangeKind = 'created' | 'updated' | 'deleted';
  * A plant_events row as both stores read it (EVENT_COLUMNS): the plant's members in their own columns, each read
  * as its member's name; `at` is an integer column, a number on SQLite and a bigint on PostgreSQL.
  */
-export type EventRow = { pos: bigint; kind: ChangeKind; plant_id: bigint; prev_tag: string | null; at: number | bigint } & Partial<MemberColumns>;
+export type EventRow = { pos: bigint; kind: ChangeKind; plant_id: bigint; prev_name: string | null; prev_tag: string | null; at: number | bigint } & Partial<MemberColumns>;
 
 /** The columns an event is read from, in the order a store writes them. */
-export const EVENT_COLUMNS = `pos, kind, plant_id, ${selectMembers()}, prev_tag, at`;
+export const EVENT_COLUMNS = `pos, kind, plant_id, ${selectMembers()}, prev_name, prev_tag, at`;
 
 /** The columns an event is written to, in the order of `eventValues`. */
-export const EVENT_INSERT_COLUMNS = `pos, kind, plant_id, ${MEMBER_COLUMNS}, prev_tag, at`;
+export const EVENT_INSERT_COLUMNS = `pos, kind, plant_id, ${MEMBER_COLUMNS}, prev_name, prev_tag, at`;
 
 /**
- * One change as stored: the plant's members after the change (for a delete, the tag it had alone); `prevTag` the
- * tag an edit replaced.
+ * One change as stored: the plant's members after the change (for a delete, the name and tag it had alone);
+ * `prevName` and `prevTag` what an edit replaced. The feed's filters read both sides: a stream sees a change of a
+ * plant that matched before it or matches after. Events written before the times and previous names were kept
+ * (migrations 008/009) may lack them: a filter then treats the side it cannot read as matching.
  */
 export type ChangeEvent = {
   pos: bigint;
   kind: ChangeKind;
   id: bigint;
+  prevName?: string;
   prevTag?: string;
   /** Unix ms of the commit's batch. */
   at: number;
@@ -36,6 +39,7 @@ export type ChangeEvent = {
 /** An event as stored, from its row: a null column is an absent member. */
 export function toChangeEvent(row: EventRow): ChangeEvent {
   const event: ChangeEvent = { ...plantOfRow(row.plant_id, row), pos: row.pos, kind: row.kind, at: Number(row.at) };
+  if (row.prev_name !== null) event.prevName = row.prev_name;
   if (row.prev_tag !== null) event.prevTag = row.prev_tag;
   return event;
 }

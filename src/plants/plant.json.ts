@@ -3,12 +3,12 @@
  * webhook bodies, export lines. JSON.stringify throws on a bigint, and turning the id into a number first would
  * round it past 2^53 (9007199254740993 would become …992), so the id is written as its decimal digits, a JSON
  * integer; strings go through JSON.stringify, which escapes them as JSON requires. Members come in one order (id,
- * name, tag) and an absent optional member is left out, never written as null.
+ * name, tag, createdAt, updatedAt) and an absent optional member is left out, never written as null.
  *
  * One rendering of the same text runs in a database, for a measured reason: SQLite's reads (no row object or
  * bigint per plant). It is built below from the members' list (plant.members.ts), and tests/store/plant-json.test.ts
- * holds its bytes to these functions' for the int64 edges and the strings a name may hold. A new member is written
- * in `members` alone.
+ * holds its bytes to these functions' for the int64 edges and the strings a name may hold. A new member a client
+ * writes is written in `written` alone.
  */
 import { columnOf, MEMBERS, OPTIONAL_MEMBERS, type MemberColumns, type StoredPlant } from './plant.members';
 
@@ -16,16 +16,23 @@ import { columnOf, MEMBERS, OPTIONAL_MEMBERS, type MemberColumns, type StoredPla
 /** What the writer reads: a stored plant, a NewPlant, or a row straight from a store (NULL for an absent member). */
 export type PlantFields = StoredPlant | ({ id: bigint } & MemberColumns);
 
-// The members after the id, shared by the forms with and without it, in the schema's order. `== null`: absent,
-// whether undefined or a row's null.
-const members = (plant: Omit<PlantFields, 'id'>): string =>
+/** The members a client writes, after the id: the NewPlant and Plant forms. `== null`: absent, whether undefined or a row's null. */
+type Written = { name: string | null; tag?: string | null };
+const written = (plant: Written): string =>
   plant.tag == null ? `"name":${JSON.stringify(plant.name)}` : `"name":${JSON.stringify(plant.name)},"tag":${JSON.stringify(plant.tag)}`;
 
-/** A StoredPlant `{id, name, tag?}`: GET /plants/{id}, PATCH's answer, the feed's data, webhook bodies. */
+// Every member after the id, in the schema's order: what a client writes, then the times (RFC 3339 text, which
+// needs no escaping but is quoted as JSON.stringify would).
+const members = (plant: Omit<PlantFields, 'id'>): string => `${written(plant)},"createdAt":"${plant.createdAt}","updatedAt":"${plant.updatedAt}"`;
+
+/** A StoredPlant `{id, name, tag?, createdAt, updatedAt}`: GET /plants/{id}, PATCH's answer, the feed's data, plant.updated bodies. */
 export const plantJson = (plant: PlantFields): string => `{"id":${plant.id},${members(plant)}}`;
 
-/** A Plant `{name, tag?}`, never the id: the answer to POST /plants. */
-export const plantBodyJson = (plant: Omit<PlantFields, 'id'>): string => `{${members(plant)}}`;
+/** A Plant `{name, tag?}`, never the id nor the times: the answer to POST /plants, as the contract fixed it. */
+export const plantBodyJson = (plant: Written): string => `{${written(plant)}}`;
+
+/** A NewPlant `{id, name, tag?}`: the contract's plant.created webhook body. */
+export const newPlantJson = (plant: Written & { id: bigint }): string => `{"id":${plant.id},${written(plant)}}`;
 
 /** A deleted plant, `{id}` alone: the feed's and the webhook's data for a delete. */
 export const deletedPlantJson = (id: bigint): string => `{"id":${id}}`;

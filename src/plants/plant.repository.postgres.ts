@@ -8,6 +8,7 @@ import { PlantWriter } from './plant.writer';
 import type { ChangeContext, FoundPlant, PlantRepository, PlantsPage, WriteOutcome } from './plant.repository';
 import { GroupCommit, type Queued } from '../db/group-commit';
 import { plantJson, plantsJson } from './plant.json';
+import { fillSearchKeysPostgres } from './plant.search-keys';
 import { applyWrites, type Applied, type AppliedBatch, type BatchWrite } from './plant.write.postgres';
 import type { ChangeOutboxRows } from '../change-outbox';
 import { INT64_MAX, INT64_MIN, type ListQuery } from './plant.schemas';
@@ -47,8 +48,13 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
     super();
   }
 
-  /** Called once the migrations are applied; before that every operation answers 503. */
-  markReady(): void {
+  /**
+   * Called once the migrations are applied: fills the search keys they could not compute, then serves; before
+   * that every operation answers 503.
+   */
+  async markReady(): Promise<void> {
+    const keyed = await fillSearchKeysPostgres(this.pool);
+    if (keyed > 0) this.logger.info({ plants: keyed }, 'filled the search keys of plants stored before search');
     this.ready = true;
   }
 

@@ -10,6 +10,7 @@ import type { PlantWrite } from './plant.write-rule';
 import type { ChangeEvent, ChangeSignal, EventBounds, PlantEventLog } from './plant.events';
 import { SqliteEventLog } from './plant.events.sqlite';
 import { plantJsonSqlite } from './plant.json';
+import { fillSearchKeysSqlite } from './plant.search-keys';
 import { PlantWriter } from './plant.writer';
 import type { ChangeContext, FoundPlant, PlantRepository, PlantsPage, WriteOutcome } from './plant.repository';
 import type { ListQuery } from './plant.schemas';
@@ -71,6 +72,8 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
     outbox?: ChangeOutbox,
   ) {
     super();
+    const keyed = fillSearchKeysSqlite(db);
+    if (keyed > 0) logger.info({ plants: keyed }, 'filled the search keys of plants stored before search');
     this.events = new SqliteEventLog(db);
     this.positions = { last: this.events.lastWritten() };
     this.byId = db.prepare<[bigint], { json: string; version: bigint }>(`SELECT ${PLANT_JSON} AS json, version FROM plants WHERE id = ?`);

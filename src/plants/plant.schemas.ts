@@ -149,14 +149,20 @@ export const plantSchema = z
   })
   .meta({ id: 'Plant' });
 
+/** A time as every answer writes it: RFC 3339 in UTC with milliseconds, as Date.prototype.toISOString writes it. */
+export const timeSchema = (description: string) =>
+  z.string().meta({ format: 'date-time', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$', example: '2026-11-27T09:41:07.250Z', description });
+
 export const storedPlantSchema = z
   .object({
     // Written by plant.json.ts, never by JSON.stringify: a JSON integer of up to 19 digits, exact.
     id: z.number().meta({ type: 'integer', format: 'int64', description: `int64, exact: from ${INT64_MIN} to ${INT64_MAX}, written as a JSON integer digit for digit` }),
     name: z.string(),
     tag: z.string().optional(),
+    createdAt: timeSchema('When the plant was created: the time of the commit that stored it (UTC, milliseconds).'),
+    updatedAt: timeSchema('When the plant last changed: the time of the commit of its last create or edit (UTC, milliseconds).'),
   })
-  .meta({ id: 'StoredPlant', description: 'A plant with its id, as GET /plants and GET /plants/{id} answer it.' });
+  .meta({ id: 'StoredPlant', description: 'A plant with its id and times, as GET /plants and GET /plants/{id} answer it.' });
 
 export type NewPlant = z.infer<typeof newPlantSchema>;
 export type PlantPatchBody = z.infer<typeof plantPatchSchema>;

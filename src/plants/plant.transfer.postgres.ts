@@ -8,9 +8,8 @@ import type pg from 'pg';
 import { ImportError, type Export, type ImportResult, type Lines } from '../transfer';
 import { applyWrites } from './plant.write.postgres';
 import { plantLine } from './plant.json';
-import type { NewPlant } from './plant.schemas';
 import { selectMembers } from './plant.members';
-import { conflictMessage, PAGE_ROWS, plantsOf, type PlantRow } from './plant.transfer';
+import { conflictMessage, PAGE_ROWS, plantsOf, type ImportedPlant, type PlantRow } from './plant.transfer';
 
 /** The plants of the snapshot `client` holds open (a REPEATABLE READ transaction), a page at a time; `close` runs when the pages end. */
 export async function exportPlantsPostgres(client: pg.ClientBase, close: () => Promise<void>): Promise<Export> {
@@ -38,7 +37,7 @@ export async function exportPlantsPostgres(client: pg.ClientBase, close: () => P
   };
 }
 
-type Pending = { plant: NewPlant; line: number };
+type Pending = ImportedPlant & { line: number };
 
 // The feed's counter row (migrations/postgres/005), held from here to the commit: positions are taken as the
 // service takes them (moved past a restore's mark first, migrations/postgres/007), so they become visible in the
@@ -55,7 +54,7 @@ const MARK_SQL = 'SELECT plant_positions_mark($1) AS pos';
  */
 async function writePage(client: pg.ClientBase, page: Pending[], at: number): Promise<number> {
   if (page.length === 0) return 0;
-  const { applied, changed } = await applyWrites(client, page.map(({ plant }) => ({ write: { kind: 'create', plant } })), at);
+  const { applied, changed } = await applyWrites(client, page.map(({ plant, stamps }) => ({ write: { kind: 'create', plant, stamps } })), at);
   const index = applied.findIndex(({ decision }) => decision.outcome === 'conflict');
   const conflict = applied[index]?.decision;
   if (conflict !== undefined && 'current' in conflict) {
@@ -85,8 +84,8 @@ export async function importPlantsPostgres(client: pg.ClientBase, lines: Lines, 
     inserted += await writePage(client, pending, at);
   };
   try {
-    for await (const [plant, line] of plantsOf(lines)) {
-      page.push({ plant, line });
+    for await (const [imported, line] of plantsOf(lines)) {
+      page.push({ ...imported, line });
       read += 1;
       if (page.length === PAGE_ROWS) {
         await flushing;

@@ -45,9 +45,9 @@ export async function importPlantsSqlite(db: Db, lines: Lines, lastPos: bigint, 
   const before = Number(count.get());
   let read = 0;
   let inserted = 0;
-  for await (const [plant, line] of plantsOf(lines)) {
+  for await (const [{ plant, stamps }, line] of plantsOf(lines)) {
     read += 1;
-    const outcome = apply({ kind: 'create', plant }, at);
+    const outcome = apply({ kind: 'create', plant, stamps }, at);
     if (outcome.outcome === 'created') inserted += 1;
     else if (outcome.outcome === 'conflict') throw new ImportError(conflictMessage(line, plant, outcome.stored));
   }

@@ -1,14 +1,14 @@
 /**
  * The plant's NDJSON lines and how an import refuses one: the shared half of each dialect's transfer
- * (plant.transfer.sqlite.ts, plant.transfer.postgres.ts). One plant a line, {"id":…,"name":…,"tag":…}, the tag
- * left out when absent, the id as a JSON integer digit for digit (plantLine writes it). Each line is read with the
+ * (plant.transfer.sqlite.ts, plant.transfer.postgres.ts). One plant a line, {"id":…,"name":…,"tag":…,"createdAt":…,
+ * "updatedAt":…}, the tag left out when absent, the id as a JSON integer digit for digit (plantLine writes it). Each line is read with the
  * service's lossless JSON parse and checked by the same rules as POST /plants, so an import stores only what the
  * API would. src/backup reads and writes the files and streams around them (src/transfer.ts).
  */
 import { parseJson } from '../http/parse-json';
 import { ImportError, type Lines } from '../transfer';
 import { plantLine } from './plant.json';
-import type { MemberColumns, StoredPlant } from './plant.members';
+import type { MemberColumns, Stamps, StoredPlant } from './plant.members';
 import { newPlantSchema, type NewPlant } from './plant.schemas';
 
 // Rows per page of an export and per statement of a PostgreSQL import: large enough that round trips do not
@@ -26,7 +26,27 @@ export function conflictMessage(line: number, incoming: NewPlant, stored: Stored
   );
 }
 
-export function parsePlantLine(text: string, line: number): NewPlant {
+/** A time as export lines carry it (plant.json.ts): RFC 3339 in UTC with milliseconds, a real instant. */
+const TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const isTime = (value: unknown): value is string => typeof value === 'string' && TIME.test(value) && new Date(value).toISOString() === value;
+
+/**
+ * The times a line carries, kept by the import (a plant moved between stores keeps when it was created and last
+ * changed); none, and the plant is created at the import's time. Both or neither, each as an export writes it.
+ */
+function stampsOf(value: Record<string, unknown>, line: number): Stamps | undefined {
+  const { createdAt, updatedAt } = value;
+  if (createdAt === undefined && updatedAt === undefined) return undefined;
+  if (!isTime(createdAt) || !isTime(updatedAt)) {
+    throw new ImportError(`line ${line}: createdAt and updatedAt must both be RFC 3339 times in UTC with milliseconds (2026-11-27T09:41:07.250Z), or both left out`);
+  }
+  return { createdAt, updatedAt };
+}
+
+/** A line's plant, as POST /plants would take it, and the times it carries. */
+export type ImportedPlant = { plant: NewPlant; stamps?: Stamps };
+
+export function parsePlantLine(text: string, line: number): ImportedPlant {
   let value: unknown;
   try {
     value = parseJson(text);
@@ -41,10 +61,11 @@ export function parsePlantLine(text: string, line: number): NewPlant {
     const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'plant'} ${issue.message}`).join('; ');
     throw new ImportError(`line ${line}: ${issues}`);
   }
-  return parsed.data;
+  const stamps = stampsOf(value as Record<string, unknown>, line);
+  return stamps === undefined ? { plant: parsed.data } : { plant: parsed.data, stamps };
 }
 
 /** The plants of an import's lines, each parsed as it is read. */
-export async function* plantsOf(lines: Lines): AsyncGenerator<[NewPlant, number]> {
+export async function* plantsOf(lines: Lines): AsyncGenerator<[ImportedPlant, number]> {
   for await (const [text, line] of lines) yield [parsePlantLine(text, line), line];
 }

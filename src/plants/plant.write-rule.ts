@@ -1,19 +1,23 @@
 /**
- * Every rule of a plant write, once: from the plant as stored (or none) and the operation, what the write does
- * and answers. Pure: no SQL, no clock, no positions. Both stores and `plant-store import` apply its decisions; a
- * store's only job is to read the current row, write what is decided and number the event it names.
+ * Every rule of a plant write, once: from the plant as stored (or none), the operation and the time of its
+ * commit, what the write does and answers. Pure: no SQL, no clock (the store hands in the time), no positions.
+ * Both stores and `plant-store import` apply its decisions; a store's only job is to read the current row, write
+ * what is decided and number the event it names.
  */
 import type { ChangeEvent } from './plant.events';
-import { MEMBERS, plantOfRow, type MemberColumns, type StoredPlant } from './plant.members';
+import { plantOfRow, WRITABLE_MEMBERS, type MemberColumns, type Stamps, type StoredPlant } from './plant.members';
 import type { Expected, PlantPatch, WriteOutcome } from './plant.repository';
 import type { NewPlant } from './plant.schemas';
 
 /** A plant as stored, with its version (the position of its last change: its ETag). */
 export type PlantRow = StoredPlant & { version: bigint };
 
-/** One write, as the service or an import asks for it. */
+/**
+ * One write, as the service or an import asks for it. A create's `stamps` are the times an import line carries
+ * (a plant moved between stores keeps them); absent, the plant is created at the commit's time.
+ */
 export type PlantWrite =
-  | { kind: 'create'; plant: NewPlant }
+  | { kind: 'create'; plant: NewPlant; stamps?: Stamps }
   | { kind: 'update'; id: bigint; patch: PlantPatch; expected?: Expected }
   | { kind: 'delete'; id: bigint; expected?: Expected };
 
@@ -35,19 +39,20 @@ export type Decision =
 /** The id a write is about: the row a store reads (and locks) before deciding. */
 export const idOf = (write: PlantWrite): bigint => (write.kind === 'create' ? write.plant.id : write.id);
 
-/** The plant a create stores: the NewPlant's members, an absent one left out. */
-const plantOf = (plant: NewPlant): StoredPlant => plantOfRow(plant.id, plant);
+/** The plant a create stores: the NewPlant's members, an absent one left out, and its times. */
+const plantOf = (plant: NewPlant, stamps: Stamps): StoredPlant => plantOfRow(plant.id, { ...plant, ...stamps });
 
 /** The row a store read, as the rule takes it: a NULL column is an absent member. */
 export const plantRowOf = (id: bigint, row: Partial<MemberColumns>, version: bigint): PlantRow => ({ ...plantOfRow(id, row), version });
 
-const sameAs = (current: StoredPlant, plant: StoredPlant): boolean => MEMBERS.every((member) => current[member] === plant[member]);
+/** Whether two plants hold the same members a client writes (their times aside). */
+const sameAs = (current: StoredPlant, plant: StoredPlant): boolean => WRITABLE_MEMBERS.every((member) => current[member] === plant[member]);
 
 /** The event of a put: the plant's members as the write leaves them. */
 const eventOf = (kind: EventDraft['kind'], plant: StoredPlant): EventDraft => ({ ...plant, kind });
 
-function decideCreate(current: PlantRow | undefined, plant: NewPlant): Decision {
-  const put = plantOf(plant);
+function decideCreate(current: PlantRow | undefined, plant: NewPlant, stamps: Stamps): Decision {
+  const put = plantOf(plant, stamps);
   if (current !== undefined) return { outcome: sameAs(current, put) ? 'replayed' : 'conflict', current };
   return { outcome: 'created', put, event: eventOf('created', put) };
 }
@@ -55,7 +60,7 @@ function decideCreate(current: PlantRow | undefined, plant: NewPlant): Decision 
 /** The merge of RFC 7396: a member left out keeps its value, a null removes it. */
 function merged(current: StoredPlant, patch: PlantPatch): StoredPlant {
   const plant = { ...current } as Record<string, unknown>;
-  for (const member of MEMBERS) {
+  for (const member of WRITABLE_MEMBERS) {
     const value = patch[member];
     if (value === null) delete plant[member];
     else if (value !== undefined) plant[member] = value;
@@ -63,24 +68,29 @@ function merged(current: StoredPlant, patch: PlantPatch): StoredPlant {
   return plant as StoredPlant;
 }
 
-function decideUpdate(current: PlantRow, patch: PlantPatch): Decision {
+function decideUpdate(current: PlantRow, patch: PlantPatch, at: string): Decision {
   const { version: _version, ...stored } = current;
   const put = merged(stored, patch);
   if (sameAs(current, put)) return { outcome: 'unchanged', current };
-  const event = eventOf('updated', put);
-  // The tag it replaced, for the feed's tag filter: an edit that takes a plant out of a tag reaches that tag's streams.
+  put.updatedAt = at;
+  // The name and tag it replaced, for the feed's filters: an edit that takes a plant out of a search or a tag
+  // reaches the streams that showed it.
+  const event: EventDraft = { ...eventOf('updated', put), prevName: current.name };
   if (current.tag !== undefined) event.prevTag = current.tag;
   return { outcome: 'updated', put, event };
 }
 
-/** Decides one write from the row its id holds now (undefined: none). */
-export function decideWrite(current: PlantRow | undefined, write: PlantWrite): Decision {
-  if (write.kind === 'create') return decideCreate(current, write.plant);
+/**
+ * Decides one write from the row its id holds now (undefined: none) at `at`, the time of the commit that will
+ * hold it (timeText): a created plant's createdAt and updatedAt, an edited one's updatedAt.
+ */
+export function decideWrite(current: PlantRow | undefined, write: PlantWrite, at: string): Decision {
+  if (write.kind === 'create') return decideCreate(current, write.plant, write.stamps ?? { createdAt: at, updatedAt: at });
   if (current === undefined) return { outcome: 'missing' };
   if (write.expected !== undefined && !write.expected.includes(current.version)) return { outcome: 'stale', current };
-  if (write.kind === 'update') return decideUpdate(current, write.patch);
-  // A delete's event carries what the feed's filter reads: the tag the plant had.
-  const event: EventDraft = { kind: 'deleted', id: current.id, ...(current.tag === undefined ? {} : { tag: current.tag }) };
+  if (write.kind === 'update') return decideUpdate(current, write.patch, at);
+  // A delete's event carries what the feed's filters read: the name and tag the plant had (its data is the id alone).
+  const event: EventDraft = { kind: 'deleted', id: current.id, name: current.name, ...(current.tag === undefined ? {} : { tag: current.tag }) };
   return { outcome: 'deleted', remove: current.id, event };
 }
 

@@ -9,7 +9,7 @@ import type pg from 'pg';
 import type { TraceContext } from '../tracing';
 import type { ChangeKind } from './plant.events';
 import type { ChangeOutboxRows } from '../change-outbox';
-import { MEMBERS, selectMembers, type MemberColumns, type PlantMembers } from './plant.members';
+import { DERIVED_COLUMNS, derivedValues, MEMBERS, selectMembers, timeText, type MemberColumns, type PlantMembers } from './plant.members';
 import { changeEntry } from './plant.outbox';
 import { decideWrite, idOf, plantRowOf, rowAfter, type Decision, type EventDraft, type PlantRow, type PlantWrite } from './plant.write-rule';
 
@@ -28,8 +28,9 @@ type Queryable = { query: <R extends pg.QueryResultRow>(config: pg.QueryConfig) 
 // A read without a lock: plants_write checks under the counter that what the decisions rest on still holds.
 const READ = { name: 'plants_read', text: `SELECT id, ${selectMembers()}, version FROM plants WHERE id = ANY($1::bigint[])` };
 // plants_write's arguments (writeParams): the time, the ids read and their versions, the puts (ids, one array per
-// member, offsets), the removed ids, then the events (kinds, ids, one array per member, replaced tags).
-const WRITE_ARGUMENTS = 9 + 2 * MEMBERS.length;
+// member, one per derived column, offsets), the removed ids, then the events (kinds, ids, one array per member,
+// replaced names and tags).
+const WRITE_ARGUMENTS = 10 + 2 * MEMBERS.length + DERIVED_COLUMNS.length;
 const WRITE_PLANTS = `plants_write(${Array.from({ length: WRITE_ARGUMENTS }, (_, index) => `$${index + 1}`).join(', ')})`;
 // The webhook events' arguments follow plants_write's.
 const hook = (index: number) => `$${WRITE_ARGUMENTS + index}`;
@@ -64,14 +65,14 @@ type Change = { decision: Extract<Decision, { event: EventDraft }>; pos: bigint;
  * Decides each write against the row its id holds at that point of the batch. Events are numbered 1, 2, … (a put
  * row's version likewise): offsets from the position the write takes.
  */
-function decideAll(batch: readonly BatchWrite[], rows: Map<bigint, PlantRow | undefined>) {
+function decideAll(batch: readonly BatchWrite[], rows: Map<bigint, PlantRow | undefined>, at: string) {
   const applied: Applied[] = [];
   const changes: Change[] = [];
   let pos = 0n;
   for (const { write, trace } of batch) {
     const id = idOf(write);
     const current = rows.get(id);
-    const decision = decideWrite(current, write);
+    const decision = decideWrite(current, write, at);
     if (!('event' in decision)) {
       applied.push({ decision });
       continue;
@@ -95,16 +96,19 @@ function writeParams(changes: readonly Change[], read: Map<bigint, PlantRow>, ro
     else put.push(row);
   }
   const events: EventDraft[] = changes.map(({ decision }) => decision.event);
+  const derived = put.map(derivedValues);
   return [
     ids,
     ids.map((id) => read.get(id)?.version ?? null),
     put.map((p) => p.id),
     ...memberArrays(put),
+    ...DERIVED_COLUMNS.map((_, index) => derived.map((values) => values[index])),
     put.map((p) => p.version),
     removed,
     events.map((e): ChangeKind => e.kind),
     events.map((e) => e.id),
     ...memberArrays(events),
+    events.map((e) => e.prevName ?? null),
     events.map((e) => e.prevTag ?? null),
   ];
 }
@@ -136,7 +140,7 @@ async function readRows(client: Queryable, batch: readonly BatchWrite[]): Promis
 async function attempt(client: Queryable, batch: readonly BatchWrite[], at: number, guess: boolean, outbox?: ChangeOutboxRows): Promise<AppliedBatch | undefined> {
   const read = guess ? new Map<bigint, PlantRow>() : await readRows(client, batch);
   const rows = new Map<bigint, PlantRow | undefined>(read);
-  const { applied, changes } = decideAll(batch, rows);
+  const { applied, changes } = decideAll(batch, rows, timeText(at));
   if (changes.length === 0) return { applied, changed: 0 };
   const values = [at, ...writeParams(changes, read, rows)];
   const written =

@@ -9,7 +9,7 @@ import type { Db } from '../db/database.sqlite';
 import type { TraceContext } from '../tracing';
 import type { SqliteEventLog } from './plant.events.sqlite';
 import { changeEntry } from './plant.outbox';
-import { columnOf, columnValues, MEMBER_COLUMNS, MEMBERS, selectMembers, type MemberColumns } from './plant.members';
+import { columnOf, columnValues, DERIVED_COLUMNS, derivedValues, MEMBERS, selectMembers, timeText, type MemberColumns } from './plant.members';
 import type { WriteOutcome } from './plant.repository';
 import { answerOf, decideWrite, idOf, plantRowOf, type PlantWrite } from './plant.write-rule';
 
@@ -30,19 +30,23 @@ export type ApplyChange = (write: ChangeWrite, at: number) => WriteOutcome;
 /** The statements are prepared here, once: call it once per connection, after the migrations. */
 export function sqliteChangeApplier(db: Db, events: SqliteEventLog, positions: Positions, outbox?: ChangeOutbox): ApplyChange {
   const select = db.prepare<[bigint], Row>(`SELECT ${selectMembers()}, version FROM plants WHERE id = ?`);
-  const insert = db.prepare<unknown[]>(`INSERT INTO plants (id, ${MEMBER_COLUMNS}, version) VALUES (?, ${MEMBERS.map(() => '?, ').join('')}?)`);
-  const update = db.prepare<unknown[]>(`UPDATE plants SET ${MEMBERS.map((member) => `${columnOf(member)} = ?, `).join('')}version = ? WHERE id = ?`);
+  const columns = [...MEMBERS.map(columnOf), ...DERIVED_COLUMNS];
+  const insert = db.prepare<unknown[]>(`INSERT INTO plants (id, ${columns.join(', ')}, version) VALUES (?, ${columns.map(() => '?, ').join('')}?)`);
+  const update = db.prepare<unknown[]>(`UPDATE plants SET ${columns.map((column) => `${column} = ?, `).join('')}version = ? WHERE id = ?`);
   const remove = db.prepare<[bigint]>('DELETE FROM plants WHERE id = ?');
+  // The batch's time as plants carry it, written once per batch rather than once per write.
+  let time = { ms: Number.NaN, text: '' };
   return (write, at) => {
+    if (time.ms !== at) time = { ms: at, text: timeText(at) };
     const id = idOf(write);
     const row = select.get(id);
     const current = row === undefined ? undefined : plantRowOf(id, row, row.version);
-    const decision = decideWrite(current, write);
+    const decision = decideWrite(current, write, time.text);
     if (!('event' in decision)) return answerOf(decision, undefined);
     const version = positions.last + 1n;
     if ('remove' in decision) remove.run(decision.remove);
-    else if (current === undefined) insert.run(id, ...columnValues(decision.put), version);
-    else update.run(...columnValues(decision.put), version, id);
+    else if (current === undefined) insert.run(id, ...columnValues(decision.put), ...derivedValues(decision.put), version);
+    else update.run(...columnValues(decision.put), ...derivedValues(decision.put), version, id);
     events.write(decision.event, version, at);
     positions.last = version;
     if (outbox !== undefined) {

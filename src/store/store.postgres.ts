@@ -138,8 +138,9 @@ export class PostgresStore implements Store {
 
   private async migrate(): Promise<void> {
     const applied = await migratePostgres(this.options, this.migrations);
+    // Each resource finishes what the migrations leave to it before it serves (plants: the search keys).
+    for (const { parts } of this.resources) await parts.markReady?.();
     this.migrated = true;
-    for (const { parts } of this.resources) parts.markReady?.();
     this.startDispatcher();
     this.logger.info({ database: redactUrl(this.options.url), applied }, 'database ready');
   }

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { EventSource } from 'eventsource';
-import { aNewPlant, uniqueId } from '../helpers/plants';
+import { aNewPlant, uniqueId, plantText } from '../helpers/plants';
 import { bearer, postPlant, TOKEN, type TestApp } from '../helpers/test-app';
 import { appForAll, perTest, sleep } from '../helpers/fixtures';
 import { openStream, type SseEvent, type SseStream } from '../helpers/sse';
@@ -37,8 +37,8 @@ describe('GET /plants/events', () => {
       cache: 'no-store',
     });
     expect(events).toEqual([
-      { event: 'plant.created', id: expect.stringMatching(/^\d+$/) as unknown, data: `{"id":${id},"name":"Fern","tag":"shade"}` },
-      { event: 'plant.updated', id: expect.stringMatching(/^\d+$/) as unknown, data: `{"id":${id},"name":"Fern"}` },
+      { event: 'plant.created', id: expect.stringMatching(/^\d+$/) as unknown, data: plantText(`{"id":${id},"name":"Fern","tag":"shade"}`) },
+      { event: 'plant.updated', id: expect.stringMatching(/^\d+$/) as unknown, data: plantText(`{"id":${id},"name":"Fern"}`) },
       { event: 'plant.deleted', id: expect.stringMatching(/^\d+$/) as unknown, data: `{"id":${id}}` },
     ]);
     const positions = events.map((event) => BigInt(event.id as string));
@@ -88,9 +88,9 @@ describe('GET /plants/events', () => {
     const events = await reader.waitFor((all) => about(last.id as number)(all).length === 1);
 
     expect(events.filter((event) => event.event !== undefined).map((event) => [event.event, event.data])).toEqual([
-      ['plant.created', `{"id":${inside.id as number},"name":"${inside.name as string}","tag":"${tag}"}`],
-      ['plant.updated', `{"id":${inside.id as number},"name":"${inside.name as string}","tag":"moved"}`],
-      ['plant.created', `{"id":${last.id as number},"name":"${last.name as string}","tag":"${tag}"}`],
+      ['plant.created', plantText(`{"id":${inside.id as number},"name":"${inside.name as string}","tag":"${tag}"}`)],
+      ['plant.updated', plantText(`{"id":${inside.id as number},"name":"${inside.name as string}","tag":"moved"}`)],
+      ['plant.created', plantText(`{"id":${last.id as number},"name":"${last.name as string}","tag":"${tag}"}`)],
     ]);
   });
 
@@ -159,7 +159,7 @@ describe('GET /plants/events', () => {
       source.close();
     }
 
-    expect(received.at(-1)).toEqual({ type: 'plant.created', id: expect.stringMatching(/^\d+$/) as unknown, data: JSON.stringify(plant) });
+    expect(received.at(-1)).toEqual({ type: 'plant.created', id: expect.stringMatching(/^\d+$/) as unknown, data: plantText(JSON.stringify(plant)) });
   });
 
   it('when OPTIONS or another method is sent to /plants/events, then Allow lists GET, HEAD, OPTIONS', async () => {
@@ -199,7 +199,7 @@ describe('GET /plants/events limits and retention', () => {
     expect(created.headers.etag).toMatch(/^"[1-9]\d*"$/);
     expect(raw).toBe(`id: ${(created.headers.etag as string).slice(1, -1)}\n\n`);
     expect(events.filter((event) => event.data !== undefined)).toEqual([
-      { event: 'plant.created', id: String(BigInt(raw.slice('id: '.length, -2)) + 1n), data: JSON.stringify(plant) },
+      { event: 'plant.created', id: String(BigInt(raw.slice('id: '.length, -2)) + 1n), data: plantText(JSON.stringify(plant)) },
     ]);
   });
 

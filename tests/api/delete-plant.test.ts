@@ -1,7 +1,7 @@
 import pino from 'pino';
 import { SqliteHealth } from '../../src/db/health.sqlite';
 import { SqlitePlantRepository } from '../../src/plants/plant.repository.sqlite';
-import { aNewPlant, uniqueId } from '../helpers/plants';
+import { aNewPlant, uniqueId, withTimes } from '../helpers/plants';
 import { bearer, defaultStore, postPlant, storedRows } from '../helpers/test-app';
 import { appForAll } from '../helpers/fixtures';
 
@@ -52,7 +52,7 @@ describe('DELETE /plants/{id}', () => {
     const fetched = await fetch(plant.id as number);
 
     expect({ status: created.status, body: created.body }).toEqual({ status: 200, body: { name: 'New' } });
-    expect(fetched.body).toEqual({ id: plant.id, name: 'New' });
+    expect(fetched.body).toEqual(withTimes({ id: plant.id, name: 'New' }));
   });
 
   it.each(['9223372036854775807', '-9223372036854775808', '9007199254740993'])('when the id is the int64 edge %s, then exactly that plant is deleted', async (id) => {
@@ -162,7 +162,7 @@ sqliteOnly('group commit order of creates and deletes', () => {
       repository.create({ id, name: 'Second' }),
     ]);
 
-    expect([first.outcome, deleted, second]).toEqual(['created', { outcome: 'deleted' }, { outcome: 'created', stored: { id, name: 'Second' }, version: expect.any(BigInt) }]);
+    expect([first.outcome, deleted, second]).toEqual(['created', { outcome: 'deleted' }, { outcome: 'created', stored: withTimes({ id, name: 'Second' }), version: expect.any(BigInt) }]);
     expect(storedRows(app).find((row) => row.id === id)?.name).toBe('Second');
   });
 });

@@ -1,4 +1,4 @@
-import { aNewPlant, uniqueId } from '../helpers/plants';
+import { aNewPlant, uniqueId, plantText, withTimes } from '../helpers/plants';
 import { bearer, postPlant } from '../helpers/test-app';
 import { appForAll, perTest } from '../helpers/fixtures';
 
@@ -18,7 +18,7 @@ describe('GET /plants/{id}', () => {
       status: 200,
       type: 'application/json',
       cache: 'no-store',
-      text: `{"id":${plant.id as number},"name":"Ficus lyrata","tag":"indoor"}`,
+      text: plantText(`{"id":${plant.id as number},"name":"Ficus lyrata","tag":"indoor"}`),
     });
   });
 
@@ -28,7 +28,7 @@ describe('GET /plants/{id}', () => {
 
     const response = await get(`/plants/${plant.id as number}`);
 
-    expect({ status: response.status, body: response.body }).toEqual({ status: 200, body: { id: plant.id, name: 'Aloe "vera"\u00e9\u{1F335}' } });
+    expect({ status: response.status, body: response.body }).toEqual({ status: 200, body: withTimes({ id: plant.id, name: 'Aloe "vera"\u00e9\u{1F335}' }) });
   });
 
   it('when no plant has the id, then it answers 404 with the plant-not-found code', async () => {
@@ -52,7 +52,7 @@ describe('GET /plants/{id}', () => {
 
     const response = await get(`/plants/${id}`);
 
-    expect({ status: response.status, text: response.text }).toEqual({ status: 200, text: `{"id":${id},"name":"Edge ${id}"}` });
+    expect({ status: response.status, text: response.text }).toEqual({ status: 200, text: plantText(`{"id":${id},"name":"Edge ${id}"}`) });
   });
 
   it.each([

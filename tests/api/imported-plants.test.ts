@@ -1,4 +1,4 @@
-import { aNewPlant } from '../helpers/plants';
+import { aNewPlant, plantText, withTimes } from '../helpers/plants';
 import { bearer, postPlant, storedEvents } from '../helpers/test-app';
 import { perTest } from '../helpers/fixtures';
 import { runCli } from '../helpers/plant-store-cli';
@@ -34,12 +34,12 @@ describe('plants imported with plant-store import, as the service sees them', ()
     expect([imported.code, again.code, imported.stdout.includes(': 2 new plants, 0 already stored;'), again.stdout.includes(': 0 new plants, 2 already stored;')]).toEqual([0, 0, true, true]);
     const position = (etag: unknown) => BigInt((etag as string).slice(1, -1));
     expect(position(read.headers.etag)).toBeGreaterThan(position(earlier.headers.etag));
-    expect({ status: edited.status, body: edited.body as unknown }).toEqual({ status: 200, body: { id: first.id, name: 'Edited after the import', tag: 'imported' } });
+    expect({ status: edited.status, body: edited.body as unknown }).toEqual({ status: 200, body: withTimes({ id: first.id, name: 'Edited after the import', tag: 'imported' }) });
     expect([...about(first.id)(events), ...about(second.id)(events), ...about(later.id)(events)]).toEqual([
-      { event: 'plant.created', id: (read.headers.etag as string).slice(1, -1), data: JSON.stringify(first) },
-      { event: 'plant.updated', id: (edited.headers.etag as string).slice(1, -1), data: JSON.stringify({ ...first, name: 'Edited after the import' }) },
-      { event: 'plant.created', id: String(position(read.headers.etag) + 1n), data: JSON.stringify(second) },
-      { event: 'plant.created', id: expect.stringMatching(/^\d+$/) as unknown, data: JSON.stringify(later) },
+      { event: 'plant.created', id: (read.headers.etag as string).slice(1, -1), data: plantText(JSON.stringify(first)) },
+      { event: 'plant.updated', id: (edited.headers.etag as string).slice(1, -1), data: plantText(JSON.stringify({ ...first, name: 'Edited after the import' })) },
+      { event: 'plant.created', id: String(position(read.headers.etag) + 1n), data: plantText(JSON.stringify(second)) },
+      { event: 'plant.created', id: expect.stringMatching(/^\d+$/) as unknown, data: plantText(JSON.stringify(later)) },
     ]);
     const positions = events.filter((event) => event.data !== undefined).map((event) => BigInt(event.id as string));
     expect(positions).toEqual(positions.map((_, index) => (positions[0] as bigint) + BigInt(index)));

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { EventSource } from 'eventsource';
-import { aNewPlant } from '../helpers/plants';
+import { aNewPlant, withTimes } from '../helpers/plants';
 import { bearer, postPlant, TOKEN } from '../helpers/test-app';
 import { perTest } from '../helpers/fixtures';
 import { eventTypeOf } from '../helpers/webhook-receiver';
@@ -72,8 +72,8 @@ describe('U+2028, U+2029 and U+0085 in a name or tag, on the wire', () => {
 
     expect(rawSeparators(bytes)).toEqual([]);
     expect(parsed.map(({ type, data }) => ({ type, data: JSON.parse(data) as unknown }))).toEqual([
-      { type: 'plant.created', data: { id, name: NAME, tag: TAG } },
-      { type: 'plant.updated', data: { id, name: `${NAME}\u2028edited`, tag: TAG } },
+      { type: 'plant.created', data: withTimes({ id, name: NAME, tag: TAG }) },
+      { type: 'plant.updated', data: withTimes({ id, name: `${NAME}\u2028edited`, tag: TAG }) },
       { type: 'plant.deleted', data: { id } },
     ]);
   });
@@ -100,7 +100,7 @@ describe('U+2028, U+2029 and U+0085 in a name or tag, on the wire', () => {
     );
     expect(byType).toEqual({
       'plant.created': { raw: [], verified: true, body: { id, name: NAME, tag: TAG } },
-      'plant.updated': { raw: [], verified: true, body: { type: 'plant.updated', data: { id, name: NAME, tag: `${TAG}\u2029edited` } } },
+      'plant.updated': { raw: [], verified: true, body: { type: 'plant.updated', data: withTimes({ id, name: NAME, tag: `${TAG}\u2029edited` }) } },
     });
   });
 });

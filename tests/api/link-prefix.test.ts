@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { uniqueId } from '../helpers/plants';
+import { uniqueId, withTimes } from '../helpers/plants';
 import { appForAll } from '../helpers/fixtures';
 import { bearer, postPlant, TOKEN, type TestApp } from '../helpers/test-app';
 
@@ -49,7 +49,7 @@ describe('GET /plants next link behind a proxy that trusts its hop (TRUST_PROXY=
     const next = new URL(/^<([^>]+)>/.exec(String(first.headers.link))?.[1] ?? '', 'http://proxy.example/api/plants');
     const second = await app.request.get(`${next.pathname.replace(/^\/api/, '')}${next.search}`).set(bearer());
 
-    expect({ host: next.host, path: next.pathname, body: second.body }).toEqual({ host: 'proxy.example', path: '/api/plants', body: [{ id: ids[1], name: `Linked ${ids[1]}`, tag: TAG }] });
+    expect({ host: next.host, path: next.pathname, body: second.body }).toEqual({ host: 'proxy.example', path: '/api/plants', body: [withTimes({ id: ids[1], name: `Linked ${ids[1]}`, tag: TAG })] });
   });
 
   it.each(['//evil.example', '//evil.example/api', 'http://evil.example/api', 'api', '/a/../b', '/a/./b', '/a,/b', '/a b', '/%zz'])(

@@ -1,3 +1,4 @@
+import { plantText, plantsText, withTimes } from '../helpers/plants';
 import { bearer, postPlant } from '../helpers/test-app';
 import { appForAll, perTest } from '../helpers/fixtures';
 
@@ -15,7 +16,7 @@ describe('GET /plants', () => {
     ids.push(...[...order].sort((a, b) => a - b));
   });
   const list = (path: string) => shelf.request.get(path).set(bearer());
-  const expected = (id: number) => (id % 3 === 0 ? { id, name: `Plant ${id}` } : { id, name: `Plant ${id}`, tag: id % 5 === 0 ? 'rare' : 'common' });
+  const expected = (id: number) => withTimes(id % 3 === 0 ? { id, name: `Plant ${id}` } : { id, name: `Plant ${id}`, tag: id % 5 === 0 ? 'rare' : 'common' });
 
   it('when called with no parameters, then it answers up to 100 plants in ascending id, with no next link', async () => {
     const response = await list('/plants');
@@ -147,10 +148,10 @@ describe('int64 ids across create, list, fetch and delete', () => {
     const deleted = await edgeApp.request.delete('/plants/-9223372036854775808').set(bearer());
     const after = await edgeApp.request.get('/plants').set(bearer());
 
-    expect(listed.text).toBe(`[${edges.map((id) => `{"id":${id},"name":"n${id}"}`).join(',')}]`);
-    expect(page.text).toBe('[{"id":9223372036854775807,"name":"n9223372036854775807"}]');
-    expect(fetched.text).toBe('{"id":9223372036854775807,"name":"n9223372036854775807"}');
+    expect(listed.text).toEqual(plantsText(edges.map((id) => `{"id":${id},"name":"n${id}"}`)));
+    expect(page.text).toEqual(plantsText(['{"id":9223372036854775807,"name":"n9223372036854775807"}']));
+    expect(fetched.text).toEqual(plantText('{"id":9223372036854775807,"name":"n9223372036854775807"}'));
     expect(deleted.status).toBe(204);
-    expect(after.text).toBe(`[${edges.slice(1).map((id) => `{"id":${id},"name":"n${id}"}`).join(',')}]`);
+    expect(after.text).toEqual(plantsText(edges.slice(1).map((id) => `{"id":${id},"name":"n${id}"}`)));
   });
 });

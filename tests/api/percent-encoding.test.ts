@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { aNewPlant } from '../helpers/plants';
+import { aNewPlant, withTimes } from '../helpers/plants';
 import { appForAll } from '../helpers/fixtures';
 import { bearer, postPlant } from '../helpers/test-app';
 
@@ -56,7 +56,7 @@ describe('malformed percent-encoding in the path', () => {
 
     const answer = await send('GET', `/plants/${encoded}`);
 
-    expect(answer).toEqual({ status: 200, body: plant });
+    expect(answer).toEqual({ status: 200, body: withTimes(plant) });
   });
 
   it('when another path parameter (a docs asset) is malformed, then it is a 400, not a 500', async () => {
@@ -90,6 +90,6 @@ describe('malformed percent-encoding in the query of GET /plants', () => {
 
     const answer = await send('GET', `/plants?tag=${encodeURIComponent(plant.tag as string)}`);
 
-    expect(answer).toEqual({ status: 200, body: [plant] });
+    expect(answer).toEqual({ status: 200, body: [withTimes(plant)] });
   });
 });

@@ -1,4 +1,4 @@
-import { aNewPlant } from '../helpers/plants';
+import { aNewPlant, withTimes } from '../helpers/plants';
 import { postPlant, storedRows } from '../helpers/test-app';
 import { appForAll, identityProviderForAll } from '../helpers/fixtures';
 import { tokenFileForAll } from '../helpers/token-file';
@@ -23,7 +23,7 @@ describe('reads and deletes with scoped tokens', () => {
     const list = await app.request.get(`/plants?after=${Number(plant.id) - 1}&limit=1`).set(as(token));
     const head = await app.request.head(`/plants/${String(plant.id)}`).set(as(token));
 
-    expect([one.status, one.body, list.status, list.body, head.status]).toEqual([200, plant, 200, [plant], 200]);
+    expect([one.status, one.body, list.status, list.body, head.status]).toEqual([200, withTimes(plant), 200, [withTimes(plant)], 200]);
   });
 
   it('when a JWT grants plants:write as an scp array, then it deletes, and the plant is gone from disk', async () => {
@@ -44,7 +44,7 @@ describe('reads and deletes with scoped tokens', () => {
     const remove = await app.request.delete(`/plants/${String(plant.id)}`).set(as(READER));
 
     expect({ read: [read.status, read.body], remove: [remove.status, remove.headers['www-authenticate'], remove.body.error] }).toEqual({
-      read: [200, plant],
+      read: [200, withTimes(plant)],
       remove: [403, 'Bearer realm="plants", error="insufficient_scope", scope="plants:write"', 40301],
     });
     expect(storedRows(app).some((row) => row.id === BigInt(plant.id as number))).toBe(true);

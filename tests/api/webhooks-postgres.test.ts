@@ -56,14 +56,14 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
   type Replica = { webhooks: PostgresWebhooks; plants: PostgresPlantRepository; pool: Pool; logs: LogLine[] };
 
   /** One replica: its own pool, plant repository and dispatcher over the shared outbox, wired as src/store does. */
-  function replica(url: string, env: Record<string, string> = {}, observer?: ReturnType<typeof createMetrics>['webhooks']): Replica {
+  async function replica(url: string, env: Record<string, string> = {}, observer?: ReturnType<typeof createMetrics>['webhooks']): Promise<Replica> {
     const config = loadConfig({ AUTH_TOKENS: 'x'.repeat(32), WEBHOOK_URLS: url, WEBHOOK_SECRET, WEBHOOK_RETRY_SCHEDULE: '100ms,100ms', ...env });
     const { logs, logger } = captureLogs(config);
     const pool = poolOf();
     if (config.webhooks === undefined) throw new Error('webhooks not configured');
     const webhooks = createPostgresWebhooks(config.webhooks, pool, { logger, pollMs: 50, observer });
     const plants = new PostgresPlantRepository(pool, logger, 5000, undefined, webhooks.outbox);
-    plants.markReady();
+    await plants.markReady();
     webhooks.start();
     running.push(webhooks);
     return { webhooks, plants, pool, logs };
@@ -95,7 +95,7 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
 
   it('when a plant is created, then it is delivered once, signed, with the exact id', async () => {
     const hooks = await receiver();
-    const one = replica(hooks.url);
+    const one = await replica(hooks.url);
 
     await create(one, [{ id: 9223372036854775807n, name: 'Ficus', tag: 'big' }]);
     await hooks.waitFor((all) => all.length === 1);
@@ -108,7 +108,7 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
 
   it('when a plant comes with its create\'s trace, then its delivery carries that trace id with a new span id; one without carries none', async () => {
     const hooks = await receiver();
-    const one = replica(hooks.url);
+    const one = await replica(hooks.url);
     const traced = aNewPlant();
     const untraced = aNewPlant();
 
@@ -123,7 +123,7 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
   it('when events are pending, then the backlog gauge counts the whole shared outbox and deliveries are counted by outcome', async () => {
     const hooks = await receiver({ answer: () => 503 });
     const metrics = createMetrics();
-    const one = replica(hooks.url, { WEBHOOK_RETRY_SCHEDULE: '30s' }, metrics.webhooks);
+    const one = await replica(hooks.url, { WEBHOOK_RETRY_SCHEDULE: '30s' }, metrics.webhooks);
 
     await create(one, [aNewPlant(), aNewPlant(), aNewPlant()]);
     await hooks.waitFor((all) => all.length === 3);
@@ -136,7 +136,7 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
 
   it('when the transaction rolls back, then nothing is stored or delivered', async () => {
     const hooks = await receiver();
-    const one = replica(hooks.url);
+    const one = await replica(hooks.url);
 
     await createRolledBack(one, aNewPlant());
     await sleep(500);
@@ -149,7 +149,7 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
 
   it('when the receiver answers 500 then 200, then the same webhook-id comes twice and the event ends delivered', async () => {
     const hooks = await receiver({ answer: (_delivery, index) => (index === 0 ? 500 : 200) });
-    const one = replica(hooks.url);
+    const one = await replica(hooks.url);
 
     await create(one, [aNewPlant()]);
     await hooks.waitFor((all) => all.length === 2);
@@ -163,8 +163,8 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
 
   it('when two replicas dispatch from one outbox, then the receiver gets each of 300 events exactly once', async () => {
     const hooks = await receiver({ answer: () => sleep(Math.floor(Math.random() * 5)).then(() => 200) });
-    const first = replica(hooks.url);
-    const second = replica(hooks.url);
+    const first = await replica(hooks.url);
+    const second = await replica(hooks.url);
     const plants = Array.from({ length: 300 }, () => aNewPlant());
 
     for (let i = 0; i < plants.length; i += 30) await create(i % 60 === 0 ? first : second, plants.slice(i, i + 30));
@@ -181,14 +181,14 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
   it('when a replica stops with an attempt in flight past its deadline, then the other replica delivers the event', async () => {
     let hang = true;
     const hooks = await receiver({ answer: () => (hang ? 'hang' : 200) });
-    const leaving = replica(hooks.url);
+    const leaving = await replica(hooks.url);
     await create(leaving, [aNewPlant()]);
     await hooks.waitFor((all) => all.length === 1);
 
     const stopping = running.shift();
     await stopping?.stop(200);
     hang = false;
-    replica(hooks.url);
+    await replica(hooks.url);
     await hooks.waitFor((all) => all.length === 2);
 
     expect(hooks.deliveries[1]?.id).toBe(hooks.deliveries[0]?.id);

@@ -1,3 +1,4 @@
+import { withTimes } from '../helpers/plants';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -97,9 +98,9 @@ describeWith('chromium', 'the client alone in Chromium, on a page of another ori
     expect(result).toEqual({
       created: { name: 'Exact fern', tag: 'cross-origin' },
       read: [
-        { id: '9007199254740993', name: 'Exact fern', tag: 'cross-origin' },
-        { id: '9007199254740995', name: 'Exact 9007199254740995' },
-        { id: '9223372036854775807', name: 'Exact 9223372036854775807' },
+        withTimes({ id: '9007199254740993', name: 'Exact fern', tag: 'cross-origin' }),
+        withTimes({ id: '9007199254740995', name: 'Exact 9007199254740995' }),
+        withTimes({ id: '9223372036854775807', name: 'Exact 9223372036854775807' }),
       ],
       drawn: result.drawn,
       drawnRead: result.drawn,
@@ -215,7 +216,7 @@ describeWith('chromium', 'the client alone in Chromium, on a page of another ori
 
     expect(result).toEqual({
       readEtag: expect.stringMatching(/^"\d+"$/),
-      saved: { id: String(id), name: 'Cross-origin edit', tag: 'edited' },
+      saved: withTimes({ id: String(id), name: 'Cross-origin edit', tag: 'edited' }),
       savedEtag: expect.stringMatching(/^"\d+"$/),
       stale: { status: 412, code: 41201 },
       events: ['open', `plant.updated ${id} edited ${result.savedEtag as string}`],

@@ -51,7 +51,7 @@ describeWith('chromium', 'GET /docs in Chromium: ids past 2^53 exactly, both way
     await answer(add);
     await page.close();
 
-    expect(shown).toBe('{\n  "id": 9007199254740993,\n  "name": "Exact on the docs page"\n}');
+    expect(shown).toMatch(/^\{\n {2}"id": 9007199254740993,\n {2}"name": "Exact on the docs page",\n {2}"createdAt": "[^"]+",\n {2}"updatedAt": "[^"]+"\n\}$/);
     expect(storedPlant(app, 9007199254740995n)).toEqual({ id: 9007199254740995n, name: 'Typed on the docs page', tag: null });
     expect(storedPlant(app, 9007199254740996n)).toBeUndefined();
     expect(errors).toEqual([]);

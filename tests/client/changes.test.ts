@@ -1,3 +1,4 @@
+import { withTimes } from '../helpers/plants';
 import { createClient, newPlantId, PlantStoreError } from '../../clients/typescript/src/index';
 import { count, follow, plantEvents, positionOf } from '../helpers/client-changes';
 import { appForAll, sleep } from '../helpers/fixtures';
@@ -26,8 +27,8 @@ describe('the TypeScript client reading the change feed (changes())', () => {
     const [, first, second, third] = reader.events;
     expect(reader.events).toEqual([
       { type: 'open' },
-      { type: 'plant.created', position: positionOf(first), plant: { id: 9007199254740993n, name: 'Fern', tag: 'shade' } },
-      { type: 'plant.updated', position: positionOf(second), plant: { id: 9007199254740993n, name: 'Fern renamed' } },
+      { type: 'plant.created', position: positionOf(first), plant: withTimes({ id: 9007199254740993n, name: 'Fern', tag: 'shade' }) },
+      { type: 'plant.updated', position: positionOf(second), plant: withTimes({ id: 9007199254740993n, name: 'Fern renamed' }) },
       { type: 'plant.deleted', position: positionOf(third), id: 9007199254740993n },
     ]);
     expect(positionOf(first) < positionOf(second) && positionOf(second) < positionOf(third)).toBe(true);
@@ -50,7 +51,7 @@ describe('the TypeScript client reading the change feed (changes())', () => {
     abort.abort();
     await reader.done;
 
-    expect(plantEvents(reader.events)).toEqual([{ type: 'plant.created', position: positionOf(reader.events[1]), plant: { id: mine, name: 'Mine', tag } }]);
+    expect(plantEvents(reader.events)).toEqual([{ type: 'plant.created', position: positionOf(reader.events[1]), plant: withTimes({ id: mine, name: 'Mine', tag }) }]);
   });
 
   it('when started after a position, then it yields exactly the changes after it', async () => {
@@ -88,7 +89,7 @@ describe('the TypeScript client reading the change feed (changes())', () => {
     expect(reader.events).toEqual([
       { type: 'open' },
       { type: 'reset', reason: 'unknown_position', position: positionOf(reset) },
-      { type: 'plant.created', position: positionOf(created), plant: { id: BIG + 30n, name: 'After the reset' } },
+      { type: 'plant.created', position: positionOf(created), plant: withTimes({ id: BIG + 30n, name: 'After the reset' }) },
     ]);
     expect(positionOf(created)).toBe(positionOf(reset) + 1n);
   });
@@ -176,7 +177,7 @@ describe('the TypeScript client reading the change feed (changes())', () => {
       expect(reader.events).toEqual([
         { type: 'open' },
         { type: 'open' },
-        { type: 'plant.created', position: positionOf(reader.events[2]), plant: { id: BIG + 45n, name: 'While no position was known' } },
+        { type: 'plant.created', position: positionOf(reader.events[2]), plant: withTimes({ id: BIG + 45n, name: 'While no position was known' }) },
       ]);
     });
 

@@ -1,3 +1,4 @@
+import { withTimes } from '../helpers/plants';
 import { randomBytes } from 'node:crypto';
 import { createClient, newPlantId, PlantStoreError } from '../../clients/typescript/src/index';
 import { startTestApp, storedPlant, TOKEN, type TestApp } from '../helpers/test-app';
@@ -35,17 +36,17 @@ describe('the TypeScript client against the service, in Node', () => {
     const read = await client.getPlant(BIG);
 
     expect(created).toEqual({ name: 'Past 2^53', tag });
-    expect(read).toEqual({ id: 9007199254740993n, name: 'Past 2^53', tag });
+    expect(read).toEqual(withTimes({ id: 9007199254740993n, name: 'Past 2^53', tag }));
     expect(typeof read.id).toBe('bigint');
     expect(storedPlant(app, BIG)).toEqual({ id: 9007199254740993n, name: 'Past 2^53', tag });
   });
 
-  it('when a plant has no tag, then getPlant answers exactly id and name', async () => {
+  it('when a plant has no tag, then getPlant answers exactly id, name and the times', async () => {
     const client = createClient({ baseUrl: app.url, token: TOKEN });
     const id = newPlantId();
 
     expect(await client.createPlant({ id, name: 'Untagged' })).toEqual({ name: 'Untagged' });
-    expect(Object.keys(await client.getPlant(id))).toEqual(['id', 'name']);
+    expect(Object.keys(await client.getPlant(id))).toEqual(['id', 'name', 'createdAt', 'updatedAt']);
   });
 
   it('when ids are drawn, then each is a positive int64 and most are past 2^53', () => {
@@ -66,8 +67,8 @@ describe('the TypeScript client against the service, in Node', () => {
     const first = await client.listPlants({ limit: 2, tag: pageTag });
     const last = await client.listPlants({ limit: 2, tag: pageTag, after: first.nextAfter });
 
-    expect(first).toEqual({ plants: ids.slice(0, 2).map((id) => ({ id, name: `Paged ${id}`, tag: pageTag })), nextAfter: 9007199254741004n });
-    expect(last).toEqual({ plants: [{ id: 9007199254741005n, name: 'Paged 9007199254741005', tag: pageTag }] });
+    expect(first).toEqual({ plants: ids.slice(0, 2).map((id) => withTimes({ id, name: `Paged ${id}`, tag: pageTag })), nextAfter: 9007199254741004n });
+    expect(last).toEqual({ plants: [withTimes({ id: 9007199254741005n, name: 'Paged 9007199254741005', tag: pageTag })] });
   });
 
   it('when every plant is iterated, then it follows Link to the end with one request per page', async () => {

@@ -1,3 +1,4 @@
+import { withTimes } from '../helpers/plants';
 import { createClient, newPlantId, PlantStoreError } from '../../clients/typescript/src/index';
 import { appForAll } from '../helpers/fixtures';
 import { storedPlant, TOKEN } from '../helpers/test-app';
@@ -32,8 +33,8 @@ describe('the TypeScript client editing plants (updatePlant, ETags)', () => {
 
     const updated = await client.updatePlant(BIG, { name: 'Fern renamed', tag: null });
 
-    expect(updated).toEqual({ id: 9007199254740993n, name: 'Fern renamed' });
-    expect(Object.keys(updated)).toEqual(['id', 'name']);
+    expect(updated).toEqual(withTimes({ id: 9007199254740993n, name: 'Fern renamed' }));
+    expect(Object.keys(updated)).toEqual(['id', 'name', 'createdAt', 'updatedAt']);
     expect(updated.etag).toMatch(/^"\d+"$/);
     expect(updated.etag).not.toBe(before.etag);
     expect(recorded.sent).toEqual([
@@ -54,10 +55,10 @@ describe('the TypeScript client editing plants (updatePlant, ETags)', () => {
     const created = await client.createPlant({ id, name: 'Tagged', tag: 'sun' });
     const read = await client.getPlant(id);
 
-    expect({ created, read }).toEqual({ created: { name: 'Tagged', tag: 'sun' }, read: { id, name: 'Tagged', tag: 'sun' } });
+    expect({ created, read }).toEqual({ created: { name: 'Tagged', tag: 'sun' }, read: withTimes({ id, name: 'Tagged', tag: 'sun' }) });
     expect(read.etag).toMatch(/^"\d+"$/);
     expect(created.etag).toBe(read.etag);
-    expect(JSON.stringify({ ...read, id: read.id.toString() })).toBe(`{"id":"${id}","name":"Tagged","tag":"sun"}`);
+    expect(JSON.stringify({ ...read, id: read.id.toString() })).toBe(`{"id":"${id}","name":"Tagged","tag":"sun","createdAt":"${read.createdAt}","updatedAt":"${read.updatedAt}"}`);
   });
 
   it('when the ETag sent in ifMatch is current, then the edit applies and the plant gets a new ETag', async () => {
@@ -68,7 +69,7 @@ describe('the TypeScript client editing plants (updatePlant, ETags)', () => {
 
     const updated = await client.updatePlant(id, { tag: 'after' }, { ifMatch: current.etag });
 
-    expect(updated).toEqual({ id, name: 'Before', tag: 'after' });
+    expect(updated).toEqual(withTimes({ id, name: 'Before', tag: 'after' }));
     expect(updated.etag).not.toBe(current.etag);
     expect((await client.getPlant(id)).etag).toBe(updated.etag);
   });

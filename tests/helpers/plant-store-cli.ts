@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { loadMigrations, migrate } from '../../src/db/migrate.sqlite';
+import { searchKey } from '../../src/plants/plant.schemas';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 export const CLI = path.join(ROOT, 'dist', 'cli', 'plant-store.js');
@@ -31,13 +32,20 @@ export function runCli(args: string[], env: Record<string, string> = {}, input?:
  * A migrated store file with `count` plants (ids start..start+count-1, every third without a tag), written
  * directly: the arrange step of tests whose subject is the copy, not the create.
  */
+/** The time seedStore gives its plants' createdAt and updatedAt. */
+export const SEEDED_AT = '2026-01-02T03:04:05.006Z';
+
 export function seedStore(file: string, count: number, start = 1): void {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   migrate(db, loadMigrations());
-  const insert = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?)');
+  // As the service stores a plant: its times and its name's search key beside it.
+  const insert = db.prepare('INSERT INTO plants (id, name, tag, created_at, updated_at, name_key) VALUES (?, ?, ?, ?, ?, ?)');
   db.transaction(() => {
-    for (let i = 0; i < count; i += 1) insert.run(BigInt(start + i), `plant ${start + i}`, i % 3 === 0 ? null : `tag ${i % 7}`);
+    for (let i = 0; i < count; i += 1) {
+      const name = `plant ${start + i}`;
+      insert.run(BigInt(start + i), name, i % 3 === 0 ? null : `tag ${i % 7}`, SEEDED_AT, SEEDED_AT, searchKey(name));
+    }
   })();
   db.close();
 }
@@ -52,3 +60,6 @@ export function rowsOf(file: string): { id: bigint; name: string; tag: string | 
     db.close();
   }
 }
+
+/** The newest SQLite migration this build knows: what a backup of a store it migrated names. */
+export const LATEST_MIGRATION = (loadMigrations().at(-1) as { name: string }).name;

@@ -2,7 +2,8 @@ import { existsSync, readdirSync, readFileSync, writeFileSync, truncateSync, sta
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { rowsOf, runCli, seedStore } from '../helpers/plant-store-cli';
+import { LATEST_MIGRATION, rowsOf, runCli, seedStore } from '../helpers/plant-store-cli';
+import { withTimes } from '../helpers/plants';
 import { startServer, tempDataDir, type ServerProcess } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
 
@@ -47,7 +48,7 @@ describe('plant-store backup and restore', () => {
     }
 
     expect(run).toMatchObject({ code: 0, stderr: '' });
-    expect(run.stdout).toMatch(new RegExp(`^backed up ${store} to ${path.join(dir, 'b.db')}: \\d+ plants, migration 007-restore-marks.sql, \\d+ bytes, sha256 [0-9a-f]{64}, in [0-9.]+ s; sidecar ${path.join(dir, 'b.db.meta.json')}\\n$`));
+    expect(run.stdout).toMatch(new RegExp(`^backed up ${store} to ${path.join(dir, 'b.db')}: \\d+ plants, migration ${LATEST_MIGRATION}, \\d+ bytes, sha256 [0-9a-f]{64}, in [0-9.]+ s; sidecar ${path.join(dir, 'b.db.meta.json')}\\n$`));
     const backedUp = new Set(rowsOf(path.join(dir, 'b.db')).map((row) => Number(row.id)));
     expect([...before].filter((id) => !backedUp.has(id))).toEqual([]);
     expect(before.size).toBeGreaterThan(0);
@@ -60,7 +61,7 @@ describe('plant-store backup and restore', () => {
       sha256: sha256(path.join(dir, 'b.db')),
       bytes: statSync(path.join(dir, 'b.db')).size,
       plants: backedUp.size,
-      migration: '007-restore-marks.sql',
+      migration: LATEST_MIGRATION,
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       source: store,
     });
@@ -97,7 +98,7 @@ describe('plant-store backup and restore', () => {
         code: 0,
         stderr: '',
         stdout:
-          `checked ${path.join(dir, 'b.db')}: sha256 ${sha256(path.join(dir, 'b.db'))} as its sidecar says, integrity ok, 1 plants, migration 007-restore-marks.sql\n` +
+          `checked ${path.join(dir, 'b.db')}: sha256 ${sha256(path.join(dir, 'b.db'))} as its sidecar says, integrity ok, 1 plants, migration ${LATEST_MIGRATION}\n` +
           `kept the store that was at ${store} as ${path.join(dir, kept[0] as string)}\n` +
           `restored ${path.join(dir, 'b.db')} to ${store}; start the service to serve it\n`,
       });
@@ -105,7 +106,7 @@ describe('plant-store backup and restore', () => {
       server = await startServer(env);
       const [one, two] = await Promise.all([1, 2].map((id) => fetch(`${server.url}/plants/${id}`, { headers: { Authorization: `Bearer ${TOKEN}` } })));
       await server.stop();
-      expect({ one: one?.status, body: await one?.json(), two: two?.status }).toEqual({ one: 200, body: { id: 1, name: 'in the backup' }, two: 404 });
+      expect({ one: one?.status, body: await one?.json(), two: two?.status }).toEqual({ one: 200, body: withTimes({ id: 1, name: 'in the backup' }), two: 404 });
     } finally {
       await server.stop();
     }
@@ -199,7 +200,7 @@ describe('plant-store backup and restore', () => {
 
       expect(run).toMatchObject({
         code: 1,
-        stderr: `plant-store restore: ${file} is at migration 999-from-the-future.sql, newer than this build (which knows up to 007-restore-marks.sql): restore it with the plant-store version that wrote it\n`,
+        stderr: `plant-store restore: ${file} is at migration 999-from-the-future.sql, newer than this build (which knows up to ${LATEST_MIGRATION}): restore it with the plant-store version that wrote it\n`,
       });
       storeUnchanged();
     });

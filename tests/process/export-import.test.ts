@@ -4,15 +4,17 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describeWith } from '../helpers/optional-services';
 import { createTestDatabase, plantRows, queryJson, type TestDatabase } from '../helpers/postgres';
-import { rowsOf, runCli, seedStore } from '../helpers/plant-store-cli';
+import { rowsOf, runCli, SEEDED_AT, seedStore } from '../helpers/plant-store-cli';
 import { tempDataDir } from '../helpers/server-process';
 
-// Edge ids (int64's ends, 2^53 + 1, which a double cannot hold), JSON escapes and characters beyond the BMP.
+// Edge ids (int64's ends, 2^53 + 1, which a double cannot hold), JSON escapes and characters beyond the BMP, each
+// with the times an import keeps.
+const TIMES = '"createdAt":"2025-12-31T23:59:59.999Z","updatedAt":"2026-03-04T05:06:07.008Z"';
 const EXPORTED =
-  '{"id":-9223372036854775808,"name":"lowest"}\n' +
-  '{"id":1,"name":"Aloe \\"vera\\"","tag":"back\\\\slash"}\n' +
-  '{"id":9007199254740993,"name":"Fícus 🌿","tag":"indoor"}\n' +
-  '{"id":9223372036854775807,"name":"highest","tag":"edge"}\n';
+  `{"id":-9223372036854775808,"name":"lowest",${TIMES}}\n` +
+  `{"id":1,"name":"Aloe \\"vera\\"","tag":"back\\\\slash",${TIMES}}\n` +
+  `{"id":9007199254740993,"name":"Fícus 🌿","tag":"indoor",${TIMES}}\n` +
+  `{"id":9223372036854775807,"name":"highest","tag":"edge",${TIMES}}\n`;
 
 const env = (file: string) => ({ DATABASE_URL: `file:${file}` });
 
@@ -60,6 +62,7 @@ describe('plant-store export and import (SQLite)', () => {
       '005-plant-events.sql',
       '006-webhook-event-type.sql',
       '007-restore-marks.sql',
+      '008-plant-times-and-keys.sql',
     ]);
     db.close();
   });
@@ -80,7 +83,9 @@ describe('plant-store export and import (SQLite)', () => {
     ['text that is not JSON', '{"id":7,"name":', 'line 3: not JSON ('],
     ['a plant without a name', '{"id":7}', 'line 3: name is required'],
     ['an empty line', '', 'line 3: empty; one plant per line'],
-    ['a plant stored with another name', '{"id":100,"name":"not the stored one"}', 'line 3: plant 100 is stored as {"id":100,"name":"plant 100"}, and this line differs; nothing was imported'],
+    ['a plant stored with another name', '{"id":100,"name":"not the stored one"}', `line 3: plant 100 is stored as {"id":100,"name":"plant 100","createdAt":"${SEEDED_AT}","updatedAt":"${SEEDED_AT}"}, and this line differs; nothing was imported`],
+    ['a plant with only one of its times', '{"id":9,"name":"nine","createdAt":"2026-01-02T03:04:05.006Z"}', 'line 3: createdAt and updatedAt must both be RFC 3339 times in UTC with milliseconds'],
+    ['a time that is not one', '{"id":9,"name":"nine","createdAt":"2026-02-30T03:04:05.006Z","updatedAt":"2026-02-30T03:04:05.006Z"}', 'line 3: createdAt and updatedAt must both be RFC 3339 times'],
   ])('when line 3 holds %s, then the import stops naming the line and the store is exactly as it was', async (_case, bad, message) => {
     const file = path.join(tempDataDir(), 'plants.db');
     seedStore(file, 1, 100);
@@ -177,8 +182,9 @@ describeWith('postgres', 'plant-store export, import and copy (PostgreSQL)', (se
     const repeated = await runCli(['import'], { DATABASE_URL: database.url }, '{"id":5,"name":"five"}\n{"id":5,"name":"cinq"}\n');
     const outside = await runCli(['import'], { DATABASE_URL: database.url }, '{"id":5,"name":"five"}\n{"id":-9223372036854775809,"name":"low"}\n');
 
-    expect(conflict).toMatchObject({ code: 1, stderr: 'plant-store import: line 2: plant 100 is stored as {"id":100,"name":"stored"}, and this line differs; nothing was imported\n' });
-    expect(repeated).toMatchObject({ code: 1, stderr: 'plant-store import: line 2: plant 5 is stored as {"id":5,"name":"five"}, and this line differs; nothing was imported\n' });
+    const stored = (text: string): unknown => expect.stringMatching(new RegExp(`^plant-store import: line 2: plant ${text.replace(/[{}]/g, '\\$&').slice(0, -2)},"createdAt":"[^"]+","updatedAt":"[^"]+"\\}, and this line differs; nothing was imported\\n$`));
+    expect(conflict).toMatchObject({ code: 1, stderr: stored('100 is stored as {"id":100,"name":"stored"}') });
+    expect(repeated).toMatchObject({ code: 1, stderr: stored('5 is stored as {"id":5,"name":"five"}') });
     expect(outside).toMatchObject({ code: 1, stderr: 'plant-store import: line 2: id must be an integer from -9223372036854775808 to 9223372036854775807\n' });
     expect(plantRows(database.url)).toEqual([{ id: 100n, name: 'stored', tag: null }]);
   });

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { scrape, valueOf } from '../helpers/metrics';
-import { rowsOf, seedStore } from '../helpers/plant-store-cli';
+import { LATEST_MIGRATION, rowsOf, seedStore } from '../helpers/plant-store-cli';
 import { freePort } from '../helpers/ports';
 import { startServer, tempDataDir, type ServerProcess } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
@@ -52,7 +52,7 @@ describe('scheduled backups (BACKUP_DIR)', () => {
       expect(files).toHaveLength(4);
       expect(files.filter((name) => /^plants-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z\.db$/.test(name))).toHaveLength(2);
       expect(files.filter((name) => name.endsWith('.db.meta.json'))).toHaveLength(2);
-      expect(last).toMatchObject({ level: 30, plants: 1, migration: '007-restore-marks.sql', bytes: statSync(last.file as string).size });
+      expect(last).toMatchObject({ level: 30, plants: 1, migration: LATEST_MIGRATION, bytes: statSync(last.file as string).size });
       expect(written(server)[2]?.pruned).toEqual([path.basename(written(server)[0]?.file as string)]);
       expect(rowsOf(last.file as string)).toEqual([{ id: 42n, name: 'kept safe', tag: null }]);
       expect(valueOf(scraped, 'plants_backup_failures_total')).toBe(0);

@@ -13,7 +13,7 @@ import { sqliteParts } from '../../src/store/store.sqlite';
 import { plantRepository } from '../helpers/store-parts';
 import { captureLogs } from '../helpers/common';
 import { describeWith } from '../helpers/optional-services';
-import { uniqueId } from '../helpers/plants';
+import { uniqueId, withTimes } from '../helpers/plants';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres';
 
 // The change events each store writes with its changes: one per create, edit and delete, in the same
@@ -63,17 +63,17 @@ function eventsContract(open: () => Promise<Subject>): void {
     const events = await subject.plants.readEvents(last, 100);
 
     expect({ created, renamed, untagged, deleted, missing }).toEqual({
-      created: { outcome: 'created', stored: { id, name: 'Fern', tag: 'shade' }, version: last + 1n },
-      renamed: { outcome: 'updated', stored: { id, name: 'Boston fern', tag: 'shade' }, version: last + 2n },
-      untagged: { outcome: 'updated', stored: { id, name: 'Boston fern' }, version: last + 3n },
+      created: { outcome: 'created', stored: withTimes({ id, name: 'Fern', tag: 'shade' }), version: last + 1n },
+      renamed: { outcome: 'updated', stored: withTimes({ id, name: 'Boston fern', tag: 'shade' }), version: last + 2n },
+      untagged: { outcome: 'updated', stored: withTimes({ id, name: 'Boston fern' }), version: last + 3n },
       deleted: { outcome: 'deleted' },
       missing: { outcome: 'missing' },
     });
     expect(withoutTime(events)).toEqual([
-      { pos: last + 1n, kind: 'created', id, name: 'Fern', tag: 'shade' },
-      { pos: last + 2n, kind: 'updated', id, name: 'Boston fern', tag: 'shade', prevTag: 'shade' },
-      { pos: last + 3n, kind: 'updated', id, name: 'Boston fern', prevTag: 'shade' },
-      { pos: last + 4n, kind: 'deleted', id },
+      withTimes({ pos: last + 1n, kind: 'created', id, name: 'Fern', tag: 'shade' }),
+      withTimes({ pos: last + 2n, kind: 'updated', id, name: 'Boston fern', tag: 'shade', prevName: 'Fern', prevTag: 'shade' }),
+      withTimes({ pos: last + 3n, kind: 'updated', id, name: 'Boston fern', prevName: 'Boston fern', prevTag: 'shade' }),
+      { pos: last + 4n, kind: 'deleted', id, name: 'Boston fern' },
     ]);
     expect(await subject.plants.eventBounds()).toEqual(expect.objectContaining({ last: last + 4n }));
   });
@@ -89,8 +89,8 @@ function eventsContract(open: () => Promise<Subject>): void {
       subject.plants.update(id, { name: 'Aloe vera' }, [version + 100n, version]),
     ]);
 
-    expect(outcomes).toEqual([{ outcome: 'stale', version }, { outcome: 'stale', version }, { outcome: 'updated', stored: { id, name: 'Aloe vera' }, version: last + 1n }]);
-    expect(withoutTime(await subject.plants.readEvents(last, 100))).toEqual([{ pos: last + 1n, kind: 'updated', id, name: 'Aloe vera' }]);
+    expect(outcomes).toEqual([{ outcome: 'stale', version }, { outcome: 'stale', version }, { outcome: 'updated', stored: withTimes({ id, name: 'Aloe vera' }), version: last + 1n }]);
+    expect(withoutTime(await subject.plants.readEvents(last, 100))).toEqual([withTimes({ pos: last + 1n, kind: 'updated', id, name: 'Aloe vera', prevName: 'Aloe' })]);
   });
 
   it('when a create is replayed or a missing plant deleted, then no event is written', async () => {

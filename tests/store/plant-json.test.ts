@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config';
 import { openDatabase } from '../../src/db/database.sqlite';
 import { loadMigrations, migrate } from '../../src/db/migrate.sqlite';
 import { parseJson } from '../../src/http/parse-json';
-import { deletedPlantJson, plantBodyJson, plantJson, plantLine, plantsJson, type PlantFields } from '../../src/plants/plant.json';
+import { deletedPlantJson, newPlantJson, plantBodyJson, plantJson, plantLine, plantsJson, type PlantFields } from '../../src/plants/plant.json';
 import { newPlantSchema, plantSchema, storedPlantSchema, type NewPlant } from '../../src/plants/plant.schemas';
 import { RESOURCES } from '../../src/resources';
 import { createStore } from '../../src/store';
@@ -25,14 +25,17 @@ type ObjectSchema = { properties: Record<string, Property>; required?: string[] 
 
 /** The members of a published schema, as the API document states them: every property and which are required. */
 function membersOf(schema: z.ZodType): ObjectSchema {
-  const document = z.toJSONSchema(schema) as { $defs?: Record<string, ObjectSchema> } & ObjectSchema;
+  // As clients send NewPlant (its id's parse is a transform the document states by hand, src/plants/index.ts).
+  const document = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { $defs?: Record<string, ObjectSchema> } & ObjectSchema;
   const defs = Object.values(document.$defs ?? {});
   return defs.length === 1 ? (defs[0] as ObjectSchema) : document;
 }
 
 // A value of each JSON Schema type a plant's member may have; an int64 is given past 2^53, where a double would round.
 function sampleValue(member: string, property: Property): unknown {
-  if (property.type === 'integer') return property.format === 'int64' ? 9007199254740993n : 7;
+  if (member === 'id' || property.format === 'int64') return 9007199254740993n;
+  if (property.type === 'integer') return 7;
+  if (property.type === 'string' && property.format === 'date-time') return '2026-11-27T09:41:07.250Z';
   if (property.type === 'string') return `${member} "quoted" \\ é 🌱`;
   if (property.type === 'number') return 1.5;
   if (property.type === 'boolean') return true;
@@ -50,14 +53,17 @@ describe('the plant JSON writer against the schemas', () => {
   it.each([
     ['plantJson', 'StoredPlant', storedPlantSchema, (plant: Record<string, unknown>) => plantJson(plant as PlantFields)],
     ['plantBodyJson', 'Plant', plantSchema, (plant: Record<string, unknown>) => plantBodyJson(plant as PlantFields)],
+    ['newPlantJson', 'NewPlant', newPlantSchema, (plant: Record<string, unknown>) => newPlantJson(plant as PlantFields)],
   ])('when %s writes a %s with every member and with only the required ones, then it writes exactly those members', (_writer, _schema, schema, write) => {
     const { all, required } = samplesOf(schema);
 
     expect({ all: parseJson(write(all)), required: parseJson(write(required)) }).toEqual({ all, required });
   });
 
-  it('when a NewPlant is written (the plant.created body), then its members are the StoredPlant ones', () => {
-    expect(Object.keys(newPlantSchema.shape)).toEqual(Object.keys(membersOf(storedPlantSchema).properties));
+  it('when a NewPlant is written (the plant.created body), then its members are the StoredPlant ones a client writes, in their order', () => {
+    const stored = Object.keys(membersOf(storedPlantSchema).properties);
+
+    expect(stored.slice(0, Object.keys(newPlantSchema.shape).length)).toEqual(Object.keys(newPlantSchema.shape));
   });
 
   it('when a deleted plant, a list or an export line is written, then each is the StoredPlant form around the same members', () => {
@@ -72,9 +78,10 @@ describe('the plant JSON writer against the schemas', () => {
   });
 });
 
-// Members the schema has beyond id, name and tag, each with its sample value, go into every plant below: one
-// the stores do not keep (a forgotten migration) or a database does not render fails the comparisons.
-const EXTRA = Object.fromEntries(Object.entries(samplesOf(storedPlantSchema).all).filter(([member]) => !['id', 'name', 'tag'].includes(member)));
+// Members a client writes beyond id, name and tag, each with its sample value, go into every plant below: one
+// the stores do not keep (a forgotten migration) or a database does not render fails the comparisons. The times
+// are the store's: each comparison is with the plant as the store answered it.
+const EXTRA = Object.fromEntries(Object.entries(samplesOf(newPlantSchema).all).filter(([member]) => !['id', 'name', 'tag'].includes(member)));
 const LONG = '🌱'.repeat(200);
 // The int64 edges, and the strings a name or tag may hold (control characters are refused by the schema).
 const PLANTS: NewPlant[] = (<PlantFields[]>[
@@ -89,12 +96,13 @@ const PLANTS: NewPlant[] = (<PlantFields[]>[
   { id: 15n, name: LONG, tag: '🌱'.repeat(100) },
   { id: 16n, name: ' \u00A0 spaces\u3000around\uFEFF ', tag: '\\u2028 written as text' },
 ]).map((plant) => ({ ...EXTRA, ...plant }) as NewPlant);
-const BY_ID = [...PLANTS].sort((a, b) => (a.id < b.id ? -1 : 1));
+const byId = (plants: readonly PlantFields[]) => [...plants].sort((a, b) => (a.id < b.id ? -1 : 1));
 
 describe('SQLite reads (json_object) against the writer', () => {
   let dir: string;
   let close: () => void;
   let plants: ReturnType<typeof plantRepository>;
+  let stored: PlantFields[];
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'plant-json-'));
@@ -105,7 +113,7 @@ describe('SQLite reads (json_object) against the writer', () => {
     const config = loadConfig({ DATABASE_URL: `file:${file}`, AUTH_TOKENS: 'x'.repeat(32) });
     plants = plantRepository(sqliteParts(db, migrations, config, captureLogs().logger, RESOURCES));
     close = () => db.close();
-    await Promise.all(PLANTS.map((plant) => plants.create(plant)));
+    stored = (await Promise.all(PLANTS.map((plant) => plants.create(plant)))).map((outcome) => outcome.stored);
   });
   afterAll(() => {
     close();
@@ -115,13 +123,13 @@ describe('SQLite reads (json_object) against the writer', () => {
   it('when each plant is read by id, then its text is the writer\'s, byte for byte', async () => {
     const read = await Promise.all(PLANTS.map(async (plant) => (await plants.findById(plant.id))?.json));
 
-    expect(read).toEqual(PLANTS.map((plant) => plantJson(plant)));
+    expect(read).toEqual(stored.map((plant) => plantJson(plant)));
   });
 
   it('when the plants are listed, then the page is the writer\'s list, byte for byte', async () => {
     const page = await plants.list({ limit: 1000 });
 
-    expect(page).toEqual({ json: plantsJson(BY_ID) });
+    expect(page).toEqual({ json: plantsJson(byId(stored)) });
   });
 });
 
@@ -150,6 +158,7 @@ describeWith('postgres', 'PostgreSQL webhook bodies (as stored) against the writ
   it('when each plant is created, edited to its odd name and deleted, then every outbox body is the writer\'s, byte for byte', async () => {
     await Promise.all(PLANTS.map((plant) => plantRepository(store).create({ ...plant, name: 'before', tag: 'before' })));
     const edited = await Promise.all(PLANTS.map(({ id, ...members }) => plantRepository(store).update(id, { ...members, tag: members.tag ?? null })));
+    const after = edited.map((outcome) => ('stored' in outcome ? outcome.stored : undefined)) as PlantFields[];
     const read = await Promise.all(PLANTS.map(async (plant) => (await plantRepository(store).findById(plant.id))?.json));
     const listed = await plantRepository(store).list({ limit: 1000 });
     await Promise.all(PLANTS.map((plant) => plantRepository(store).delete(plant.id)));
@@ -157,10 +166,10 @@ describeWith('postgres', 'PostgreSQL webhook bodies (as stored) against the writ
     const bodies = outboxRows(database.url).map((row) => row.payload);
 
     expect(edited.map((outcome) => outcome.outcome)).toEqual(PLANTS.map(() => 'updated'));
-    expect({ read, listed }).toEqual({ read: PLANTS.map((plant) => plantJson(plant)), listed: { json: plantsJson(BY_ID) } });
+    expect({ read, listed }).toEqual({ read: after.map((plant) => plantJson(plant)), listed: { json: plantsJson(byId(after)) } });
     expect(bodies).toEqual([
-      ...PLANTS.map((plant) => plantJson({ ...plant, name: 'before', tag: 'before' })),
-      ...PLANTS.map((plant) => `{"type":"plant.updated","data":${plantJson(plant)}}`),
+      ...PLANTS.map((plant) => newPlantJson({ ...plant, name: 'before', tag: 'before' })),
+      ...after.map((plant) => `{"type":"plant.updated","data":${plantJson(plant)}}`),
       ...PLANTS.map((plant) => `{"type":"plant.deleted","data":${deletedPlantJson(plant.id)}}`),
     ]);
   });

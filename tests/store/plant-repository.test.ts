@@ -11,7 +11,7 @@ import { sqliteParts } from '../../src/store/store.sqlite';
 import { plantRepository } from '../helpers/store-parts';
 import type { PostgresStore } from '../../src/store/store.postgres';
 import type { PlantRepository } from '../../src/plants/plant.repository';
-import { uniqueId } from '../helpers/plants';
+import { uniqueId, plantText, plantsText, withTimes } from '../helpers/plants';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres';
 import { describeWith } from '../helpers/optional-services';
 import { captureLogs, type LogLine } from '../helpers/common';
@@ -59,8 +59,8 @@ function repositoryContract(open: () => Promise<Subject>): void {
     const neighbour = await subject.plants.create({ id: id > 0n ? id - 1n : id + 1n, name: 'neighbour' });
 
     expect([created, again, neighbour.outcome]).toEqual([
-      { outcome: 'created', stored: { id, name: `Edge ${id}` }, version: expect.any(BigInt) },
-      { outcome: 'conflict', stored: { id, name: `Edge ${id}` }, version: created.version },
+      { outcome: 'created', stored: withTimes({ id, name: `Edge ${id}` }), version: expect.any(BigInt) },
+      { outcome: 'conflict', stored: withTimes({ id, name: `Edge ${id}` }), version: created.version },
       'created',
     ]);
   });
@@ -73,8 +73,8 @@ function repositoryContract(open: () => Promise<Subject>): void {
     const replayed = await subject.plants.create({ id, name: 'Original', tag: 'indoor' });
 
     expect([outcome, replayed]).toEqual([
-      { outcome: 'conflict', stored: { id, name: 'Original', tag: 'indoor' }, version },
-      { outcome: 'replayed', stored: { id, name: 'Original', tag: 'indoor' }, version },
+      { outcome: 'conflict', stored: withTimes({ id, name: 'Original', tag: 'indoor' }), version },
+      { outcome: 'replayed', stored: withTimes({ id, name: 'Original', tag: 'indoor' }), version },
     ]);
   });
 
@@ -89,8 +89,8 @@ function repositoryContract(open: () => Promise<Subject>): void {
     ]);
 
     expect(outcomes.slice(-2)).toEqual([
-      { outcome: 'created', stored: { id, name: 'First' }, version: expect.any(BigInt) },
-      { outcome: 'conflict', stored: { id, name: 'First' }, version: expect.any(BigInt) },
+      { outcome: 'created', stored: withTimes({ id, name: 'First' }), version: expect.any(BigInt) },
+      { outcome: 'conflict', stored: withTimes({ id, name: 'First' }), version: expect.any(BigInt) },
     ]);
     expect(outcomes.slice(0, -2).every((outcome) => outcome.outcome === 'created')).toBe(true);
   });
@@ -135,7 +135,7 @@ describeWith('postgres', 'PlantRepository on PostgreSQL', (server) => {
     const missing = await plantRepository(store).findById(id + 1n);
 
     expect({ found, missing }).toEqual({
-      found: { json: '{"id":9223372036854775001,"name":"Exact \\"quoted\\"\\n","tag":"big"}', version: expect.any(BigInt) },
+      found: { json: plantText('{"id":9223372036854775001,"name":"Exact \\"quoted\\"\\n","tag":"big"}'), version: expect.any(BigInt) },
       missing: undefined,
     });
   });
@@ -152,14 +152,14 @@ describeWith('postgres', 'PlantRepository on PostgreSQL', (server) => {
     const first = await plantRepository(store).list({ limit: 1 });
     const pastTheEnd = await plantRepository(store).list({ limit: 5, after: 9223372036854775807n });
 
-    expect(page).toEqual({ json: `[{"id":${base + 2n},"name":"L3"},{"id":${base + 3n},"name":"L2","tag":"tag-${base}"}]`, nextAfter: base + 3n });
+    expect(page).toEqual({ json: plantsText([`{"id":${base + 2n},"name":"L3"}`, `{"id":${base + 3n},"name":"L2","tag":"tag-${base}"}`]), nextAfter: base + 3n });
     expect({ first, pastTheEnd }).toEqual({
       // An earlier test may have stored the smallest id first, under its own name.
-      first: { json: expect.stringMatching(/^\[\{"id":-9223372036854775808,"name":"[^"]+"\}\]$/) as unknown, nextAfter: -9223372036854775808n },
+      first: { json: expect.stringMatching(/^\[\{"id":-9223372036854775808,"name":"[^"]+","createdAt":"[^"]+","updatedAt":"[^"]+"\}\]$/) as unknown, nextAfter: -9223372036854775808n },
       pastTheEnd: { json: '[]' },
     });
     expect(tagged).toEqual({
-      json: `[{"id":${base + 3n},"name":"L2","tag":"tag-${base}"},{"id":${base + 4n},"name":"L4","tag":"tag-${base}"},{"id":${base + 5n},"name":"L0","tag":"tag-${base}"}]`,
+      json: plantsText([`{"id":${base + 3n},"name":"L2","tag":"tag-${base}"}`, `{"id":${base + 4n},"name":"L4","tag":"tag-${base}"}`, `{"id":${base + 5n},"name":"L0","tag":"tag-${base}"}`]),
     });
   });
 
@@ -174,12 +174,12 @@ describeWith('postgres', 'PlantRepository on PostgreSQL', (server) => {
     ]);
 
     expect({ created, deleted, recreated, deletedAgainMissing }).toEqual({
-      created: { outcome: 'created', stored: { id, name: 'Before' }, version: expect.any(BigInt) },
+      created: { outcome: 'created', stored: withTimes({ id, name: 'Before' }), version: expect.any(BigInt) },
       deleted: { outcome: 'deleted' },
-      recreated: { outcome: 'created', stored: { id, name: 'After' }, version: expect.any(BigInt) },
+      recreated: { outcome: 'created', stored: withTimes({ id, name: 'After' }), version: expect.any(BigInt) },
       deletedAgainMissing: { outcome: 'missing' },
     });
-    expect((await plantRepository(store).findById(id))?.json).toBe(`{"id":${id},"name":"After"}`);
+    expect((await plantRepository(store).findById(id))?.json).toEqual(plantText(`{"id":${id},"name":"After"}`));
   });
 
   it('when the database default says synchronous_commit=off, then the service sessions still commit synchronously', async () => {

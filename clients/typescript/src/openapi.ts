@@ -208,7 +208,7 @@ export interface components {
             name: string;
             tag?: string;
         };
-        /** @description A plant with its id, as GET /plants and GET /plants/{id} answer it. */
+        /** @description A plant with its id and times, as GET /plants and GET /plants/{id} answer it. */
         StoredPlant: {
             /**
              * Format: int64
@@ -217,6 +217,18 @@ export interface components {
             id: bigint;
             name: string;
             tag?: string;
+            /**
+             * Format: date-time
+             * @description When the plant was created: the time of the commit that stored it (UTC, milliseconds).
+             * @example 2026-11-27T09:41:07.250Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the plant last changed: the time of the commit of its last create or edit (UTC, milliseconds).
+             * @example 2026-11-27T09:41:07.250Z
+             */
+            updatedAt: string;
         };
         Error: {
             /** @description Stable code, one per cause; see the table in docs/api.md. */

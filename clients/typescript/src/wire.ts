@@ -108,9 +108,9 @@ export function withEtag<T extends object>(value: T, etag: string | null | undef
   return etag == null ? value : Object.defineProperty(value, 'etag', { value: etag });
 }
 
-/** Exactly `{ id, name, tag? }`, as one version. */
-export const versioned = (plant: StoredPlant, etag: string | null | undefined): Versioned<StoredPlant> =>
-  withEtag(plant.tag === undefined ? { id: plant.id, name: plant.name } : { id: plant.id, name: plant.name, tag: plant.tag }, etag);
+/** Exactly `{ id, name, tag?, createdAt, updatedAt }`, as one version. */
+export const versioned = ({ id, name, tag, createdAt, updatedAt }: StoredPlant, etag: string | null | undefined): Versioned<StoredPlant> =>
+  withEtag(tag === undefined ? { id, name, createdAt, updatedAt } : { id, name, tag, createdAt, updatedAt }, etag);
 
 function retryAfterMs(header: string | null): number | undefined {
   if (header === null) return undefined;
