@@ -82,6 +82,8 @@ export async function startReceiver(
         }
         if (answer === 'endless') {
           res.writeHead(200, { 'Content-Type': 'text/plain' });
+          // The status line goes out now, not with the first byte of the body 100 ms later.
+          res.flushHeaders();
           const timer = setInterval(() => res.write('.'), 100);
           res.on('close', () => clearInterval(timer));
           return;
