@@ -1,3 +1,4 @@
+import { withTimes } from '../helpers/plants';
 import { rawRequest } from '../helpers/raw-request';
 import { nginxAvailable, startNginx } from '../helpers/nginx';
 import { startServer, type ServerProcess } from '../helpers/server-process';
@@ -39,7 +40,7 @@ describeWithNginx('reads and deletes behind nginx with docker/nginx.conf', () =>
       url = link === undefined ? undefined : new URL(link, proxy.origin).href;
     }
 
-    expect(seen).toEqual(ids.map((id) => ({ id, name: `Proxied ${id}` })));
+    expect(seen).toEqual(ids.map((id) => withTimes({ id, name: `Proxied ${id}` })));
     expect(links).toEqual(['/api/plants?limit=2&after=12', '/api/plants?limit=2&after=14']);
   });
 
