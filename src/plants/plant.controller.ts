@@ -44,7 +44,8 @@ export class PlantController {
       res.set(headers).status(200).end();
       return;
     }
-    await this.feed.open({ after: fromHeader ?? parsed.data.after, tag: parsed.data.tag, malformed, lease: this.leaseOf(req) }, () => {
+    const { after, tag, q } = parsed.data;
+    await this.feed.open({ after: fromHeader ?? after, tag, q, malformed, lease: this.leaseOf(req) }, () => {
       res.writeHead(200, headers);
       res.flushHeaders();
       return res;

@@ -5,6 +5,7 @@
 import { escapeLineSeparators } from '../json-text';
 import type { FeedObserver } from '../observers';
 import type { ChangeEvent } from './plant.events';
+import type { FeedFilter } from './plant.feed-filter';
 import { deletedPlantJson, plantJson, type PlantFields } from './plant.json';
 
 export type FeedConfig = {
@@ -34,9 +35,10 @@ export type StreamLease = { watch(scope: 'plants:read', lapsed: (reason: 'revoke
 
 /**
  * Where a stream starts: after a position, or live from now; `malformed` a Last-Event-ID that is no position.
- * `lease`: the stream ends when its credential does; absent, it lasts until the client leaves.
+ * `tag` and `q`: the filters, as GET /plants reads them (plant.feed-filter.ts). `lease`: the stream ends when its
+ * credential does; absent, it lasts until the client leaves.
  */
-export type StreamStart = { after?: bigint; tag?: string; malformed?: boolean; lease?: StreamLease };
+export type StreamStart = { after?: bigint; tag?: string; q?: string; malformed?: boolean; lease?: StreamLease };
 
 export const HEARTBEAT = ':\n\n';
 
@@ -59,9 +61,6 @@ export const controlFrame = (name: string, pos: bigint, data: string): string =>
  */
 export const positionFrame = (pos: bigint): string => `id: ${pos}\n\n`;
 
-/** A filtered stream sees an event about its tag, and an edit that takes a plant out of it. */
-export const concerns = (tag: string | undefined, event: ChangeEvent): boolean => tag === undefined || event.tag === tag || event.prevTag === tag;
-
 export class Stream {
   /** The last position this stream has been given (written or queued), or started after. */
   cursor: bigint;
@@ -79,7 +78,7 @@ export class Stream {
 
   constructor(
     readonly sink: Sink,
-    readonly tag: string | undefined,
+    readonly filter: FeedFilter,
     start: bigint,
     private readonly observer: FeedObserver | undefined,
   ) {
@@ -129,39 +128,3 @@ export class Stream {
   };
 }
 
-
-/**
- * The streams past their catch-up, indexed by tag: an event reaches the untagged ones and those of its tag and
- * of the tag an edit replaced, so 1,000 streams of other tags cost a map lookup per event, not 1,000 comparisons.
- */
-export class LiveStreams {
-  private readonly untagged = new Set<Stream>();
-  private readonly byTag = new Map<string, Set<Stream>>();
-
-  add(stream: Stream): void {
-    stream.live = true;
-    if (stream.tag === undefined) this.untagged.add(stream);
-    else {
-      let set = this.byTag.get(stream.tag);
-      if (set === undefined) this.byTag.set(stream.tag, (set = new Set()));
-      set.add(stream);
-    }
-  }
-
-  remove(stream: Stream): void {
-    if (!stream.live) return;
-    if (stream.tag === undefined) this.untagged.delete(stream);
-    else {
-      const set = this.byTag.get(stream.tag);
-      set?.delete(stream);
-      if (set?.size === 0) this.byTag.delete(stream.tag);
-    }
-  }
-
-  /** Each live stream the event concerns, once; a stream may be removed while visited. */
-  forEach(event: ChangeEvent, visit: (stream: Stream) => void): void {
-    for (const stream of this.untagged) visit(stream);
-    if (event.tag !== undefined) this.byTag.get(event.tag)?.forEach((stream) => visit(stream));
-    if (event.prevTag !== undefined && event.prevTag !== event.tag) this.byTag.get(event.prevTag)?.forEach((stream) => visit(stream));
-  }
-}

@@ -8,7 +8,8 @@
 import type { Logger } from '../logger';
 import { AppError } from '../errors';
 import { pruneBefore, type ChangeEvent, type ChangeSignal, type PlantEventLog } from './plant.events';
-import { concerns, controlFrame, frameOf, HEARTBEAT, LiveStreams, positionFrame, Stream, type FeedConfig, type FeedObserver, type Sink, type StreamStart } from './plant.feed-stream';
+import { concerns, EventView, filterOf, LiveStreams } from './plant.feed-filter';
+import { controlFrame, frameOf, HEARTBEAT, positionFrame, Stream, type FeedConfig, type FeedObserver, type Sink, type StreamStart } from './plant.feed-stream';
 
 export type { FeedConfig, FeedObserver, Sink, StreamLease, StreamStart } from './plant.feed-stream';
 
@@ -29,7 +30,7 @@ export class PlantFeed {
   private again = false;
   private opened = 0;
   private readonly streams = new Set<Stream>();
-  private readonly live = new LiveStreams();
+  private readonly live = new LiveStreams<Stream>();
   private timers: NodeJS.Timeout[] = [];
   private unsubscribe: (() => void) | undefined;
   private stopped = false;
@@ -101,7 +102,7 @@ export class PlantFeed {
       }
       if (reset !== undefined) from = reset.pos;
       if (this.stopped) throw new AppError('shutting_down');
-      const stream = new Stream(begin(), start.tag, from, this.observer);
+      const stream = new Stream(begin(), filterOf(start.tag, start.q), from, this.observer);
       this.streams.add(stream);
       stream.sink.once('close', () => {
         release();
@@ -235,12 +236,13 @@ export class PlantFeed {
         if (stream.closed) return;
         for (const event of events) {
           if (event.pos <= stream.cursor) continue;
-          if (concerns(stream.tag, event)) this.send(stream, frameOf(event), event.pos);
+          // The rule live delivery applies (LiveStreams offers each event to the streams `concerns` accepts).
+          if (concerns(stream.filter, new EventView(event))) this.send(stream, frameOf(event), event.pos);
           else stream.cursor = event.pos;
           if (stream.closed) return;
         }
         if (events.length === 0) break;
-        // A long way to catch up, most of it about other tags, must not hold the event loop either.
+        // A long way to catch up, most of it about other plants, must not hold the event loop either.
         await nextTurn();
       }
       if (stream.closed) return;

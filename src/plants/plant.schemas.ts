@@ -139,7 +139,13 @@ export const feedQuerySchema = z.object({
     }),
   tag: text(TAG_MAX, once('must be a string'))
     .optional()
-    .meta({ description: 'Only changes of plants with this tag, and edits that take a plant out of it.' }),
+    .meta({
+      description: `Only changes of plants that had this tag before the change or have it after: an edit that takes a plant out of the tag comes, with its new tag. 1 to ${TAG_MAX} Unicode code points under the rules of tag.`,
+    }),
+  q: searchTextSchema.optional().meta({
+    description: `Only changes of plants whose name contained this text before the change or contains it after (with tag: both held before, or both hold after), compared as GET /plants compares q: without case, both in Unicode NFKC and lower-cased, a plain substring. A plant renamed out of the search comes once as plant.updated with its new name: drop it. 1 to ${SEARCH_MAX} Unicode code points, at least one not white space.`,
+    example: 'fern',
+  }),
 });
 
 export const plantSchema = z
