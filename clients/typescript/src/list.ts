@@ -4,9 +4,11 @@
  * when that link moves forward; the client never parses the opaque cursor.
  */
 import type { Transport } from './http.js';
+import type { operations } from './openapi.js';
 import { parsePlants, protocolError, readText, toId, toInt64, type PlantStoreError, type StoredPlant } from './wire.js';
 
-export type PlantSort = 'id' | '-id' | 'name' | '-name' | 'createdAt' | '-createdAt' | 'updatedAt' | '-updatedAt';
+/** id (the default), name, createdAt or updatedAt; `-` before it for descending. */
+export type PlantSort = NonNullable<NonNullable<operations['listPlants']['parameters']['query']>['sort']>;
 /** The plants whose name contains `q` (without case, NFKC) and whose tag is `tag`, in `sort` order, `limit` a page. */
 export type PlantQuery = { q?: string; sort?: PlantSort; tag?: string; limit?: number };
 export type ListQuery = PlantQuery & {
