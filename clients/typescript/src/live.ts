@@ -11,6 +11,8 @@ import { comparePlants } from './order.js';
 import { PlantStoreError, type StoredPlant } from './wire.js';
 import { applyChange, type PlantChange } from './window.js';
 
+export { comparePlants, matchesQuery, searchKey } from './order.js';
+
 export type LiveStatus = 'loading' | 'live' | 'reloading' | 'error';
 export type LiveSnapshot = {
   /** The loaded pages, in the query's order, with every change since applied. */
