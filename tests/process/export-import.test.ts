@@ -63,6 +63,8 @@ describe('plant-store export and import (SQLite)', () => {
       '006-webhook-event-type.sql',
       '007-restore-marks.sql',
       '008-plant-times-and-keys.sql',
+      '009-plant-orders.sql',
+      '010-plant-search.sql',
     ]);
     db.close();
   });
