@@ -50,12 +50,12 @@ function anyOf(patterns: readonly RegExp[]): (path: string) => boolean {
 
 /** What a browser app on a listed origin may send and read (CORS_ORIGINS names the origins). */
 const CORS = {
-  methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
+  methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
   // If-Match and If-None-Match: conditional edits and reads; Last-Event-ID: a fetch-based reader resuming;
   // Prefer: count=exact on GET /plants.
   allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'If-Match', 'If-None-Match', 'Last-Event-ID', 'Prefer'],
   // RateLimit and RateLimit-Policy (draft-8): a browser app can slow down before a 429. ETag: the
-  // version a browser app sends back in If-Match. X-Total-Count, Preference-Applied and Feed-Position: a
+  // version a browser app sends back in If-Match; Location: where a PUT created a plant. X-Total-Count, Preference-Applied and Feed-Position: a
   // list's count and the feed position it was read at (GET /plants).
   exposedHeaders: [
     'X-Request-Id',
@@ -65,6 +65,7 @@ const CORS = {
     'RateLimit',
     'RateLimit-Policy',
     'ETag',
+    'Location',
     'X-Total-Count',
     'Preference-Applied',
     'Feed-Position',

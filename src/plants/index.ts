@@ -14,7 +14,7 @@ import type { PlantRepository } from './plant.repository';
 import { PostgresPlantRepository } from './plant.repository.postgres';
 import { SqlitePlantRepository } from './plant.repository.sqlite';
 import { EVENTS_ALLOW, PLANT_ALLOW, PLANTS_ALLOW, plantRoutes } from './plant.routes';
-import { newPlantSchema, plantIdSchema, plantPatchSchema, plantSchema, storedPlantSchema } from './plant.schemas';
+import { newPlantSchema, plantIdSchema, plantPatchSchema, plantSchema, putPlantSchema, storedPlantSchema } from './plant.schemas';
 import { PlantService } from './plant.service';
 import { plantWebhooks } from './plant.webhooks-openapi';
 
@@ -50,12 +50,12 @@ export const plants: Resource = {
   ],
   streams: /^\/plants\/events\/?$/i,
   scopes: [READ, WRITE],
-  // By method alone, decided before routing: GET/HEAD read, POST/PATCH/DELETE write; other methods reach routing (405).
-  access: { GET: READ, HEAD: READ, POST: WRITE, PATCH: WRITE, DELETE: WRITE },
+  // By method alone, decided before routing: GET/HEAD read, POST/PUT/PATCH/DELETE write; other methods reach routing (405).
+  access: { GET: READ, HEAD: READ, POST: WRITE, PUT: WRITE, PATCH: WRITE, DELETE: WRITE },
   eventTypes: ['plant.created', 'plant.updated', 'plant.deleted'],
   openapi: {
     paths: plantPaths,
-    schemas: [newPlantSchema, plantPatchSchema, plantSchema, storedPlantSchema],
+    schemas: [newPlantSchema, putPlantSchema, plantPatchSchema, plantSchema, storedPlantSchema],
     // The id reaches zod as number or bigint; on the wire it is a JSON integer.
     override: (schema: z.ZodType, json: JsonSchema) => {
       if (schema !== plantIdSchema) return;

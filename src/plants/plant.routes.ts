@@ -3,7 +3,7 @@ import type { RouteKit } from '../resource';
 import type { PlantController } from './plant.controller';
 
 export const PLANTS_ALLOW = 'GET, HEAD, POST, OPTIONS';
-export const PLANT_ALLOW = 'GET, HEAD, PATCH, DELETE, OPTIONS';
+export const PLANT_ALLOW = 'GET, HEAD, PUT, PATCH, DELETE, OPTIONS';
 export const EVENTS_ALLOW = 'GET, HEAD, OPTIONS';
 
 // An id segment holding a `%`: the only ones whose decoding can fail. Case-insensitive and with an optional
@@ -15,6 +15,7 @@ const MALFORMED_CANDIDATE = /^\/plants\/[^/]*%[^/]*\/?$/i;
 export function plantRoutes(app: Express, controller: PlantController, { readBody, methodNotAllowed }: RouteKit): void {
   app.post('/plants', readBody, controller.create);
   app.get('/plants', controller.list);
+  app.put('/plants', controller.withoutId);
   app.patch('/plants', controller.withoutId);
   app.delete('/plants', controller.withoutId);
   app.all('/plants', methodNotAllowed(PLANTS_ALLOW));
@@ -25,6 +26,7 @@ export function plantRoutes(app: Express, controller: PlantController, { readBod
   app.get('/plants/events', controller.events);
   app.all('/plants/events', methodNotAllowed(EVENTS_ALLOW));
   app.get('/plants/:id', controller.get);
+  app.put('/plants/:id', readBody, controller.put);
   app.patch('/plants/:id', readBody, controller.update);
   app.delete('/plants/:id', controller.delete);
   app.all('/plants/:id', methodNotAllowed(PLANT_ALLOW));

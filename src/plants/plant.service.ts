@@ -2,6 +2,7 @@ import { AppError } from '../errors';
 import type { ChangeContext, Expected, FoundPlant, PlantPatch, PlantRepository, PlantsPage, StoredPlant } from './plant.repository';
 import type { NewPlant, Plant } from './plant.schemas';
 import type { PlantListQuery } from './plant.list-query';
+import type { PutExpected, PutPlant } from './plant.write-rule';
 
 const notFound = (id: bigint) => new AppError('plant_not_found', `id: no plant has id ${id}.`);
 const stale = (id: bigint, version: bigint) =>
@@ -51,6 +52,20 @@ export class PlantService {
     if (outcome.outcome === 'missing') throw notFound(id);
     if (outcome.outcome === 'stale') throw stale(id, outcome.version);
     return { plant: outcome.stored, version: outcome.version };
+  }
+
+  /**
+   * Create or replace under the path's id: `created` tells the controller which (201 or 200). A replacement equal
+   * to what is stored writes nothing and answers the plant with the version it has, as an unchanged edit does.
+   */
+  async put(id: bigint, plant: PutPlant, expected?: PutExpected, context?: ChangeContext): Promise<Versioned<StoredPlant> & { created: boolean }> {
+    const outcome = await this.plants.put(id, plant, expected, context);
+    if (outcome.outcome === 'missing') throw new AppError('precondition_failed', `If-Match: no plant has id ${id}; nothing was written. Send the PUT without If-Match to create it.`);
+    if (outcome.outcome === 'stale') {
+      if (expected === 'absent') throw new AppError('precondition_failed', `If-None-Match: plant ${id} exists (its ETag is "${outcome.version}"); nothing was changed. Use another id, or send If-Match to replace it.`);
+      throw stale(id, outcome.version);
+    }
+    return { plant: outcome.stored, version: outcome.version, created: outcome.outcome === 'created' };
   }
 
   async delete(id: bigint, expected?: Expected, context?: ChangeContext): Promise<void> {

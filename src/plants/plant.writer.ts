@@ -1,11 +1,11 @@
 /**
- * The repository port's three writes, each as one PlantWrite (plant.write-rule.ts): a store implements only
+ * The repository port's four writes, each as one PlantWrite (plant.write-rule.ts): a store implements only
  * `submit`, how a write reaches its group commit, and answers the rule's outcome. Both stores extend it, so the
  * port's write methods are written once.
  */
-import type { ChangeContext, CreateOutcome, DeleteOutcome, Expected, PlantPatch, UpdateOutcome, WriteOutcome } from './plant.repository';
+import type { ChangeContext, CreateOutcome, DeleteOutcome, Expected, PlantPatch, PutOutcome, UpdateOutcome, WriteOutcome } from './plant.repository';
 import type { NewPlant } from './plant.schemas';
-import type { PlantWrite } from './plant.write-rule';
+import type { PlantWrite, PutExpected, PutPlant } from './plant.write-rule';
 
 export abstract class PlantWriter {
   /** Resolves with the write's outcome once the commit that holds it is durable. */
@@ -21,5 +21,9 @@ export abstract class PlantWriter {
 
   delete(id: bigint, expected?: Expected, context?: ChangeContext): Promise<DeleteOutcome> {
     return this.submit({ kind: 'delete', id, expected }, context) as Promise<DeleteOutcome>;
+  }
+
+  put(id: bigint, plant: PutPlant, expected?: PutExpected, context?: ChangeContext): Promise<PutOutcome> {
+    return this.submit({ kind: 'put', id, plant, expected }, context) as Promise<PutOutcome>;
   }
 }

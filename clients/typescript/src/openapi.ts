@@ -11,7 +11,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List plants in ascending id, a page at a time (keyset paging with after). */
+        /**
+         * List plants a page at a time: search by name, sort, count, and the feed position to follow from.
+         * @description Keyset paging: follow the Link header for the next page (after=<id> for sort id and -id, an opaque cursor for the other sorts), exact under concurrent writes: a plant present throughout comes exactly once. Every answer carries Feed-Position: GET /plants/events?after=<it> with the same q and tag continues exactly after the page, nothing missed and nothing twice.
+         */
         get: operations["listPlants"];
         put?: never;
         /** Create a plant; re-sending the identical plant is a safe retry. */
@@ -34,7 +37,11 @@ export interface paths {
         };
         /** Fetch one plant by id. */
         get: operations["showPlantById"];
-        put?: never;
+        /**
+         * Create or replace the plant under an id; If-Match or If-None-Match: * make it conditional.
+         * @description The body is the whole plant: a tag left out is removed. A created plant is a plant.created event (and webhook), a replaced one a plant.updated; a replacement equal to what is stored writes nothing and keeps its ETag.
+         */
+        put: operations["putPlant"];
         post?: never;
         /** Delete one plant; its id is free again afterwards. */
         delete: operations["deletePlant"];
@@ -192,6 +199,18 @@ export interface components {
             /** @description optional; when present 1 to 100 Unicode code points under the same rules as name */
             tag?: string;
         };
+        /** @description The plant under the path's id: a member left out (tag) is removed. Unknown fields are ignored. */
+        PutPlant: {
+            /**
+             * Format: int64
+             * @description optional; when present it must be the path's id
+             */
+            id?: bigint;
+            /** @description 1 to 200 Unicode code points, at least one not white space, no control characters, no unpaired surrogates; stored exactly as sent */
+            name: string;
+            /** @description optional; when present 1 to 100 Unicode code points under the same rules as name */
+            tag?: string;
+        };
         /** @description A JSON Merge Patch (RFC 7396): members left out keep their value. Unknown members are ignored. */
         PlantPatch: {
             /**
@@ -235,17 +254,17 @@ export interface components {
             error: number;
             /** @description What went wrong and what to fix, for a person. */
             message: string;
-            /** @description Only on field validation (40006, 40012): one entry per problem, for a form to show beside each field. */
+            /** @description Only on field and parameter validation (40006, 40012, 40040 to 40042): one entry per problem, for a form to show beside each field. */
             fields?: components["schemas"]["FieldError"][];
         };
         FieldError: {
-            /** @description The property or parameter: id, name, tag, limit or after. */
+            /** @description The property or parameter: id, name, tag, limit, after, q, sort or cursor. */
             field: string;
             /**
              * @description The kind of problem; the same problem always gets the same code.
              * @enum {string}
              */
-            code: "required" | "type" | "repeated" | "out_of_range" | "too_short" | "too_long" | "blank" | "invalid_characters" | "mismatch";
+            code: "required" | "type" | "repeated" | "out_of_range" | "too_short" | "too_long" | "blank" | "invalid_characters" | "mismatch" | "unknown_value" | "malformed" | "conflict";
             /** @description What to fix, for a person, without the field name; may be reworded. */
             message: string;
         };
@@ -263,33 +282,67 @@ export interface operations {
             query?: {
                 /** @description The most plants to return: must be an integer from 1 to 1000, default 100. */
                 limit?: number;
-                /** @description Only plants whose id is greater: the last id of the previous page (see the Link header). */
-                after?: bigint;
+                /** @description Only plants whose name contains this text, compared without case: both in Unicode NFKC and lower-cased (as JavaScript's toLowerCase does), a plain substring (% _ * \ are literal). Combines with tag. 1 to 100 Unicode code points, at least one not white space. */
+                q?: string;
+                /** @description The order: id (default), name (the name in NFKC, lower-cased, by code point; ties by the exact name by code point, then id), createdAt or updatedAt (ties by id); `-` before it for descending. No collation of the database decides it. */
+                sort?: "id" | "-id" | "name" | "-name" | "createdAt" | "-createdAt" | "updatedAt" | "-updatedAt";
                 /** @description Only plants with exactly this tag: 1 to 100 Unicode code points under the rules of tag. */
                 tag?: string;
+                /** @description Only with sort=id (ids greater) or sort=-id (ids smaller): the last id of the previous page (see the Link header). */
+                after?: bigint;
+                /** @description Where the page starts, for sort other than id and -id: an opaque value from the Link of the previous page. Follow the Link; never build or change one. */
+                cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description count=exact (RFC 7240): the answer carries X-Total-Count, every plant matching q and tag. Other preferences are ignored. */
+                Prefer?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Up to limit plants with ids greater than after, in ascending id. Unknown query parameters are ignored. */
+            /** @description Up to limit plants matching q and tag, in the sort's order, after after or cursor. Unknown query parameters are ignored. */
             200: {
                 headers: {
                     /** @description The request id: the client's well-formed X-Request-Id, else one generated. */
                     "X-Request-Id"?: string;
                     /** @description no-store: plants change; no cache may keep them. */
                     "Cache-Control"?: "no-store";
-                    /** @description Only when more plants follow: <{the request path}?limit=N&after=ID[&tag=T]>; rel="next" (RFC 8288), relative to the URL the request was sent to. */
+                    /** @description Only when more plants follow: <{the request path}?limit=N[&sort=S][&q=Q](&after=ID|&cursor=C)[&tag=T]>; rel="next" (RFC 8288), relative to the URL the request was sent to. */
                     Link?: string;
+                    /** @description The position of the last change the page reflects, read with its rows; 0 when the store never had a change. GET /plants/events?after=<it> continues there. */
+                    "Feed-Position"?: string;
+                    /** @description With Prefer: count=exact only: how many plants match q and tag, whatever the page. */
+                    "X-Total-Count"?: string;
+                    /** @description count=exact when X-Total-Count is sent. */
+                    "Preference-Applied"?: "count=exact";
+                    /** @description Prefer: the answer depends on it. */
+                    Vary?: "Prefer";
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 42,
+                     *         "name": "Boston fern",
+                     *         "tag": "shade",
+                     *         "createdAt": "2026-11-27T09:41:07.250Z",
+                     *         "updatedAt": "2026-11-27T09:41:07.250Z"
+                     *       },
+                     *       {
+                     *         "id": 7,
+                     *         "name": "Maidenhair fern",
+                     *         "createdAt": "2026-11-26T16:03:12.004Z",
+                     *         "updatedAt": "2026-11-27T08:15:40.918Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["StoredPlant"][];
                 };
             };
-            /** @description 40008: The request is not valid HTTP/1.1. | 40012: A path or query parameter breaks its rule. */
+            /** @description 40008: The request is not valid HTTP/1.1. | 40012: A path or query parameter breaks its rule. | 40040: sort: must be one of id, -id, name, -name, createdAt, -createdAt, updatedAt, -updatedAt. | 40041: cursor: is not one this service made for this query (the same sort, q and tag); follow the Link of the previous page, or start again without cursor. | 40042: after and cursor do not go together, and each goes with its sort: after with sort=id or -id, cursor with the other sorts. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -297,7 +350,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40008 | 40012;
+                        error?: 40008 | 40012 | 40040 | 40041 | 40042;
                     };
                 };
             };
@@ -692,6 +745,202 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
                         error?: 40801;
+                    };
+                };
+            };
+            /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 42901;
+                    };
+                };
+            };
+            /** @description 43101: The request line and headers are larger than the service accepts. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 43101;
+                    };
+                };
+            };
+            /** @description 50001: Something went wrong on our side; the request was not applied. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 50001;
+                    };
+                };
+            };
+            /** @description 50301: The store cannot take writes now; nothing was written. Retry later. | 50302: The service is shutting down; retry on another instance or later. | 50303: The service is over capacity; retry after the number of seconds in Retry-After. | 50310: The identity provider's signing keys cannot be fetched now, so no access token can be checked; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 50301 | 50302 | 50303 | 50310;
+                    };
+                };
+            };
+        };
+    };
+    putPlant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replace only if the plant's current ETag is one of these (strong comparison); `*`: only if a plant exists. Otherwise, or when the id holds no plant, 412 41201 and nothing changes. Absent: create or replace. */
+                "If-Match"?: string;
+                /** @description `*`: create only; when the id holds a plant, 412 41201 and nothing changes. Any other value is a 400 40012. */
+                "If-None-Match"?: "*";
+            };
+            path: {
+                /** @description The plant's id: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros). */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutPlant"];
+            };
+        };
+        responses: {
+            /** @description Replaced (or already equal), committed and fsynced: the plant as written, with its id, and its ETag. */
+            200: {
+                headers: {
+                    /** @description The request id: the client's well-formed X-Request-Id, else one generated. */
+                    "X-Request-Id"?: string;
+                    /** @description no-store: plants change; no cache may keep them. */
+                    "Cache-Control"?: "no-store";
+                    /** @description The plant's version as a strong entity tag ("42"): the position of its last change in the change feed. Send it in If-Match to change only that version. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewPlant"];
+                };
+            };
+            /** @description Created, committed and fsynced: the plant as written, with its id, its ETag and its Location. */
+            201: {
+                headers: {
+                    /** @description The request id: the client's well-formed X-Request-Id, else one generated. */
+                    "X-Request-Id"?: string;
+                    /** @description no-store: plants change; no cache may keep them. */
+                    "Cache-Control"?: "no-store";
+                    /** @description The plant's version as a strong entity tag ("42"): the position of its last change in the change feed. Send it in If-Match to change only that version. */
+                    ETag?: string;
+                    /** @description The plant's path, /plants/{id}, under the prefix a trusted proxy mounts the service at. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewPlant"];
+                };
+            };
+            /** @description 40001: The body is not valid JSON. | 40002: The body must be a JSON object. | 40003: Content-Type must be application/json. | 40004: The body must be encoded as UTF-8. | 40005: The body is larger than the service accepts. | 40006: A field breaks its rule. | 40008: The request is not valid HTTP/1.1. | 40009: The body nests arrays and objects deeper than 32 levels. | 40012: A path or query parameter breaks its rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40008 | 40009 | 40012;
+                    };
+                };
+            };
+            /** @description 40101: Send Authorization: Bearer \<token\>. | 40102: The bearer token is not valid. | 40103: The access token has expired; get a new one from the identity provider. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plants", with error="invalid_token" when a token was presented (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40101 | 40102 | 40103;
+                    };
+                };
+            };
+            /** @description 40301: The token lacks the scope this request needs. */
+            403: {
+                headers: {
+                    /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:write": the scope this operation needs (RFC 6750 §3.1). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40301;
+                    };
+                };
+            };
+            /** @description 40401: There is nothing at this path. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40401;
+                    };
+                };
+            };
+            /** @description 40501: This method is not allowed on this path. */
+            405: {
+                headers: {
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40501;
+                    };
+                };
+            };
+            /** @description 40801: The request did not arrive in time; send it again, faster. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40801;
+                    };
+                };
+            };
+            /** @description 41201: The plant has changed since the ETag sent in If-Match; nothing was changed. GET it again and retry with its new ETag. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 41201;
                     };
                 };
             };
