@@ -20,7 +20,7 @@ import { buildOpenApiDocument } from './openapi';
 import type { Mounted, RouteKit } from './resource';
 
 /** The variables the HTTP app reads; the rest of the configuration is the service's and the store's. */
-export type AppConfig = Pick<Config, 'trustProxy' | 'corsOrigins' | 'docsEnabled' | 'loadShedLagMs' | 'rateLimitPerMinute' | 'bodyLimitBytes' | 'oidc'>;
+export type AppConfig = Pick<Config, 'trustProxy' | 'corsOrigins' | 'docsEnabled' | 'loadShedLagMs' | 'rateLimitPerMinute' | 'bodyLimitBytes' | 'batchBodyLimitBytes' | 'oidc'>;
 
 export type AppDeps = {
   config: AppConfig;
@@ -126,7 +126,7 @@ export function createApp({ config, logger, resources, access, readiness, lifecy
     ),
   );
 
-  const kit: RouteKit = { readBody: jsonBody(config.bodyLimitBytes), methodNotAllowed, grants, leaseOf: readLease };
+  const kit: RouteKit = { readBody: jsonBody(config.bodyLimitBytes), readBatchBody: jsonBody(config.batchBodyLimitBytes), methodNotAllowed, grants, leaseOf: readLease };
   for (const { parts } of resources) parts.routes(app, kit);
 
   app.use(notFound(resources.flatMap(({ resource }) => resource.served)));

@@ -104,6 +104,8 @@ export type ResourceParts = {
 /** What app.ts hands each resource's routes: the body parser and what auth decided about the request. */
 export type RouteKit = {
   readBody: RequestHandler;
+  /** The same parser with BATCH_BODY_LIMIT, for a batch of writes. */
+  readBatchBody: RequestHandler;
   methodNotAllowed: (allow: string) => RequestHandler;
   grants: (req: Request, scope: string) => boolean;
   leaseOf: (req: Request) => Lease | undefined;

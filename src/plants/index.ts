@@ -13,7 +13,7 @@ import { PLANTS_TAG, plantPaths } from './plant.openapi';
 import type { PlantRepository } from './plant.repository';
 import { PostgresPlantRepository } from './plant.repository.postgres';
 import { SqlitePlantRepository } from './plant.repository.sqlite';
-import { EVENTS_ALLOW, PLANT_ALLOW, PLANTS_ALLOW, plantRoutes } from './plant.routes';
+import { BATCH_ALLOW, EVENTS_ALLOW, PLANT_ALLOW, PLANTS_ALLOW, plantRoutes } from './plant.routes';
 import { newPlantSchema, plantIdSchema, plantPatchSchema, plantSchema, putPlantSchema, storedPlantSchema } from './plant.schemas';
 import { PlantService } from './plant.service';
 import { plantWebhooks } from './plant.webhooks-openapi';
@@ -46,6 +46,7 @@ export const plants: Resource = {
   options: [
     { path: '/plants', allow: PLANTS_ALLOW },
     { path: '/plants/events', allow: EVENTS_ALLOW },
+    { path: '/plants/batch', allow: BATCH_ALLOW },
     { path: '/plants/:id', allow: PLANT_ALLOW },
   ],
   streams: /^\/plants\/events\/?$/i,

@@ -8,6 +8,7 @@ import type { PlantService } from './plant.service';
 import { newPlantJson, plantBodyJson, plantJson } from './plant.json';
 import { feedQuerySchema, INT64_MAX, newPlantSchema, plantIdParamSchema, plantPatchSchema, putPlantSchema } from './plant.schemas';
 import { cursorOf, parseListRequest } from './plant.list-query';
+import { batchJson, parseBatch } from './plant.batch';
 import { etagOf, expectedVersions, noneMatch, noneMatchAny, putExpected } from './plant.etags';
 
 // A feed position as sent in Last-Event-ID: plain decimal, 0 to 2^63 - 1.
@@ -139,6 +140,17 @@ export class PlantController {
     res.setHeader('ETag', etagOf(version));
     if (created) res.status(201).setHeader('Location', pathOf(req, `/plants/${id}`));
     sendJson(res, newPlantJson(stored));
+  };
+
+  /**
+   * All or nothing: 200 with each operation's result, or the first failure's error naming its operation. Needs
+   * plants:write only; an update's result carries the plant only for a caller that may read (docs/decisions/api.md).
+   */
+  batch = async (req: Request, res: Response): Promise<void> => {
+    const writes = parseBatch(req.body as Record<string, unknown>);
+    const { trace } = localsOf(res);
+    const outcomes = await this.service.batch(writes, trace === undefined ? undefined : { trace });
+    sendNoStoreJson(res, batchJson(writes, outcomes, this.mayRead(req)));
   };
 
   delete = async (req: Request, res: Response): Promise<void> => {

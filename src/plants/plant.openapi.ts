@@ -6,7 +6,7 @@
 import { BODY_ERRORS, errorResponses, parameter, REQUEST_ERRORS, requestId, type JsonSchema } from '../openapi-responses';
 import { feedQuerySchema, listQueryExtraSchema, listQuerySchema, plantIdParamSchema } from './plant.schemas';
 import { etag, ifMatch, noStore } from './plant.openapi-headers';
-import { putPlant } from './plant.writes-openapi';
+import { batchPlants, putPlant } from './plant.writes-openapi';
 
 export const PLANTS_TAG = { name: 'plants', description: 'The store of plants; every call needs a bearer token.' };
 
@@ -209,5 +209,6 @@ export function plantPaths(): Record<string, JsonSchema> {
       delete: deletePlant(),
     },
     '/plants/events': { get: plantChanges() },
+    '/plants/batch': { post: batchPlants() },
   };
 }

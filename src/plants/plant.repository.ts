@@ -2,7 +2,7 @@ import type { TraceContext } from '../tracing';
 import type { StoredPlant } from './plant.members';
 import type { NewPlant, PlantPatchBody } from './plant.schemas';
 import type { PlantListQuery, SortKeys } from './plant.list-query';
-import type { PutExpected, PutPlant } from './plant.write-rule';
+import type { PlantWrite, PutExpected, PutPlant } from './plant.write-rule';
 
 /**
  * A JSON Merge Patch already parsed (PlantPatch's members but the id): a member given replaces it, and null removes
@@ -31,6 +31,12 @@ export type DeleteOutcome = { outcome: 'deleted' | 'missing' } | { outcome: 'sta
 /** A put: `created` or (as an edit) `updated`/`unchanged`; `missing` when its precondition needs a plant and there is none. */
 export type PutOutcome = Answered<'created' | 'updated' | 'unchanged'> | { outcome: 'missing' } | { outcome: 'stale'; version: bigint };
 export type WriteOutcome = CreateOutcome | UpdateOutcome | DeleteOutcome | PutOutcome;
+
+/**
+ * What a batch answers: every write's outcome, all committed in one transaction, in order; or the first write
+ * that failed (plant.write-rule.ts `failed`), its index and outcome, with none of the batch written.
+ */
+export type BatchOutcome = { outcome: 'applied'; results: WriteOutcome[] } | { outcome: 'failed'; index: number; result: WriteOutcome };
 
 /** One plant as a read answers it: its JSON text (a StoredPlant) and its version. */
 export type FoundPlant = { json: string; version: bigint };
@@ -92,4 +98,9 @@ export type PlantRepository = {
    * step with the precondition; a replacement equal to what is stored answers `unchanged` and writes nothing.
    */
   put(id: bigint, plant: PutPlant, expected?: PutExpected, context?: ChangeContext): Promise<PutOutcome>;
+  /**
+   * The writes in order, each decided against what the ones before it left, all or nothing: one transaction (one
+   * group commit with the writes that arrive with it), consecutive positions for its events.
+   */
+  batch(writes: readonly PlantWrite[], context?: ChangeContext): Promise<BatchOutcome>;
 };

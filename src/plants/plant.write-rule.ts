@@ -47,6 +47,12 @@ export type Decision =
   | { outcome: 'replayed' | 'unchanged' | 'conflict' | 'stale'; current: PlantRow }
   | { outcome: 'missing' };
 
+/**
+ * Whether an outcome fails its write: what a batch (all or nothing) stops at. A replayed create and an unchanged
+ * edit succeed, writing nothing.
+ */
+export const failed = (outcome: Decision['outcome']): boolean => outcome === 'conflict' || outcome === 'stale' || outcome === 'missing';
+
 /** The id a write is about: the row a store reads (and locks) before deciding. */
 export const idOf = (write: PlantWrite): bigint => (write.kind === 'create' ? write.plant.id : write.id);
 
