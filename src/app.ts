@@ -117,16 +117,24 @@ export function createApp({ config, logger, resources, access, readiness, lifecy
   const auth = createAuth(config, tokens, logger, access);
   // Change streams: open for as long as their clients read, so never counted as requests waiting in line.
   const stream = anyOf(resources.flatMap(({ resource }) => (resource.streams === undefined ? [] : [resource.streams])));
+  const limiter = config.rateLimitPerMinute > 0 ? rateLimitPerMinute(config.rateLimitPerMinute, readCredentials, rateLimitStore) : undefined;
   app.use(
     inSequence(
       ...(config.loadShedLagMs > 0 ? [loadShedding(config.loadShedLagMs, (req) => stream(req.path))] : []),
       auth.identify,
-      ...(config.rateLimitPerMinute > 0 ? [rateLimitPerMinute(config.rateLimitPerMinute, readCredentials, rateLimitStore)] : []),
+      ...(limiter === undefined ? [] : [limiter.middleware]),
       auth.authorize,
     ),
   );
 
-  const kit: RouteKit = { readBody: jsonBody(config.bodyLimitBytes), readBatchBody: jsonBody(config.batchBodyLimitBytes), methodNotAllowed, grants, leaseOf: readLease };
+  const kit: RouteKit = {
+    readBody: jsonBody(config.bodyLimitBytes),
+    readBatchBody: jsonBody(config.batchBodyLimitBytes),
+    methodNotAllowed,
+    grants,
+    leaseOf: readLease,
+    charge: limiter === undefined ? () => Promise.resolve() : limiter.charge,
+  };
   for (const { parts } of resources) parts.routes(app, kit);
 
   app.use(notFound(resources.flatMap(({ resource }) => resource.served)));

@@ -109,6 +109,8 @@ export type RouteKit = {
   methodNotAllowed: (allow: string) => RequestHandler;
   grants: (req: Request, scope: string) => boolean;
   leaseOf: (req: Request) => Lease | undefined;
+  /** Counts a request that stands for `weight` (a batch of writes) as that many against the rate limit: a 429 past it. */
+  charge: (req: Request, weight: number) => Promise<void>;
 };
 
 /** A registered resource with the parts its store built: what createApp mounts. */

@@ -29,7 +29,7 @@ function partsOver(plants: PlantRepository & PlantEventLog, feed: PlantFeed): Pl
   return {
     repository: plants,
     routes: (app, kit) => {
-      const controller = new PlantController(new PlantService(plants), feed, (req) => kit.grants(req, READ), kit.leaseOf);
+      const controller = new PlantController(new PlantService(plants), feed, (req) => kit.grants(req, READ), kit.leaseOf, kit.charge);
       plantRoutes(app, controller, kit);
     },
     // Change streams end at once: their clients reconnect to another replica, and none holds the drain.

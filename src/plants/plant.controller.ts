@@ -20,13 +20,15 @@ const parseId = (text: string): bigint => int64Param('id', text, plantIdParamSch
 export class PlantController {
   /**
    * `mayRead`: whether the caller's credentials grant plants:read; `leaseOf`: how long they hold, so a change
-   * stream ends when they do (src/auth decides both; this layer cannot import it).
+   * stream ends when they do (src/auth decides both; this layer cannot import it); `charge`: the rate limit's
+   * count for a batch.
    */
   constructor(
     private readonly service: PlantService,
     private readonly feed: PlantFeed,
     private readonly mayRead: (req: Request) => boolean,
     private readonly leaseOf: (req: Request) => StreamLease | undefined,
+    private readonly charge: (req: Request, weight: number) => Promise<void> = () => Promise.resolve(),
   ) {}
 
   /**
@@ -148,6 +150,8 @@ export class PlantController {
    */
   batch = async (req: Request, res: Response): Promise<void> => {
     const writes = parseBatch(req.body as Record<string, unknown>);
+    // A batch counts as its number of operations against the rate limit (the limiter counted one).
+    await this.charge(req, writes.length);
     const { trace } = localsOf(res);
     const outcomes = await this.service.batch(writes, trace === undefined ? undefined : { trace });
     sendNoStoreJson(res, batchJson(writes, outcomes, this.mayRead(req)));

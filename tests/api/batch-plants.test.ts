@@ -156,3 +156,32 @@ describe('POST /plants/batch', () => {
     expect([get.status, get.headers.allow]).toEqual([405, 'POST, OPTIONS']);
   });
 });
+
+describe('POST /plants/batch against the rate limit', () => {
+  const limited = appForAll({ RATE_LIMIT_PER_MINUTE: '10' });
+  const creates = (count: number) => ({ operations: Array.from({ length: count }, () => ({ op: 'create', plant: { id: uniqueId(), name: 'Counted' } })) });
+
+  it('when batches count as their operations, then the limit is reached by operations: a batch past it is a 429 that writes nothing', async () => {
+    const first = await batch(limited, creates(5));
+    const second = await batch(limited, creates(5));
+    const over = creates(1);
+    const third = await batch(limited, over);
+
+    expect([first.status, second.status, third.status, (third.body as { error: number }).error]).toEqual([200, 200, 429, 42901]);
+    expect(third.headers['retry-after']).toMatch(/^[1-9][0-9]*$/);
+    expect(storedPlant(limited, over.operations[0]?.plant.id as number)).toBeUndefined();
+  });
+});
+
+describe('POST /plants/batch larger than the limit', () => {
+  const limited = appForAll({ RATE_LIMIT_PER_MINUTE: '10' });
+
+  it('when one batch holds more operations than the limit leaves, then 429 42901 with Retry-After, and nothing written', async () => {
+    const id = uniqueId();
+
+    const response = await batch(limited, { operations: Array.from({ length: 11 }, (_, index) => ({ op: 'create', plant: { id: id + index, name: 'Too many' } })) });
+
+    expect({ status: response.status, error: (response.body as { error: number }).error, retry: response.headers['retry-after'] }).toEqual({ status: 429, error: 42901, retry: expect.stringMatching(/^[1-9][0-9]*$/) });
+    expect(storedPlant(limited, id)).toBeUndefined();
+  });
+});
