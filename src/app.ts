@@ -1,5 +1,5 @@
 import cors from 'cors';
-import express, { type Express } from 'express';
+import express, { type Express, type Request } from 'express';
 import type { Store as RateLimitStore } from 'express-rate-limit';
 import { createAuth, grants, readCredentials, readLease, type Access, type StaticTokenStore } from './auth';
 import type { Config } from './config';
@@ -53,7 +53,8 @@ const CORS = {
   methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
   // If-Match and If-None-Match: conditional edits and reads; Last-Event-ID: a fetch-based reader resuming;
   // Prefer: count=exact on GET /plants.
-  allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'If-Match', 'If-None-Match', 'Last-Event-ID', 'Prefer'],
+  // Idempotency-Key: a write a browser app may retry safely.
+  allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'If-Match', 'If-None-Match', 'Last-Event-ID', 'Prefer', 'Idempotency-Key'],
   // RateLimit and RateLimit-Policy (draft-8): a browser app can slow down before a 429. ETag: the
   // version a browser app sends back in If-Match; Location: where a PUT created a plant. X-Total-Count, Preference-Applied and Feed-Position: a
   // list's count and the feed position it was read at (GET /plants).
@@ -69,9 +70,16 @@ const CORS = {
     'X-Total-Count',
     'Preference-Applied',
     'Feed-Position',
+    'Idempotent-Replayed',
   ],
   maxAge: 600,
 };
+
+/** Who a request is for what it keeps per caller (Idempotency-Key): the static token's or the JWT's identity. */
+function callerKey(req: Request): string {
+  const credentials = readCredentials(req);
+  return credentials.kind === 'valid' ? credentials.rateKey : 'anonymous';
+}
 
 /** Builds the whole HTTP app from its dependencies; reads no environment and listens on nothing. */
 export function createApp({ config, logger, resources, access, readiness, lifecycle, metrics, tokens, rateLimitStore }: AppDeps): Express {
@@ -134,6 +142,7 @@ export function createApp({ config, logger, resources, access, readiness, lifecy
     grants,
     leaseOf: readLease,
     charge: limiter === undefined ? () => Promise.resolve() : limiter.charge,
+    callerOf: callerKey,
   };
   for (const { parts } of resources) parts.routes(app, kit);
 

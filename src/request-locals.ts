@@ -14,6 +14,8 @@ export type RequestLocals = {
   errorCode?: number;
   /** The answer already went out on the raw connection (a request timeout in src/http/http-edges.ts). */
   answeredOnSocket?: boolean;
+  /** The body's bytes as received (a JSON body), for what fingerprints a request (Idempotency-Key). */
+  rawBody?: Buffer;
 };
 
 /** Express adds `locals` to every response it handles; one Node answers on its own (a parser error) has none. */

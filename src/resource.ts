@@ -75,6 +75,8 @@ type Context = {
   logger: Logger;
   hooks: ResourceHooks;
   events: EventsConfig;
+  /** How long a write's answer is kept for a retry with its Idempotency-Key (IDEMPOTENCY_TTL); absent: 24 h. */
+  idempotencyTtlMs?: number;
 };
 
 /** `outbox`: the webhook outbox its commits record their events to (src/change-outbox.ts); absent without subscribers. */
@@ -111,6 +113,8 @@ export type RouteKit = {
   leaseOf: (req: Request) => Lease | undefined;
   /** Counts a request that stands for `weight` (a batch of writes) as that many against the rate limit: a 429 past it. */
   charge: (req: Request, weight: number) => Promise<void>;
+  /** Who the request is for what the service keeps per caller (Idempotency-Key): a token's or a JWT subject's identity. */
+  callerOf: (req: Request) => string;
 };
 
 /** A registered resource with the parts its store built: what createApp mounts. */

@@ -7,6 +7,7 @@ import { backupSettings, backupVariables } from './backups';
 import { ConfigError } from './config-error';
 import { eventsSettings, eventsVariables } from './events';
 import { httpSettings, httpVariables } from './http';
+import { idempotencySettings, idempotencyVariables } from './idempotency';
 import { limitsSettings, limitsVariables } from './limits';
 import { loggingSettings, loggingVariables } from './logging';
 import { metricsSettings, metricsVariables } from './metrics';
@@ -35,6 +36,7 @@ export const environmentSchema = z.object({
   ...limitsVariables,
   ...webhookVariables,
   ...eventsVariables,
+  ...idempotencyVariables,
   ...backupVariables,
 });
 
@@ -55,6 +57,7 @@ const configSchema = (generate: () => string) =>
       ...limitsSettings(env),
       ...webhookSettings(env),
       ...eventsSettings(env),
+      ...idempotencySettings(env),
       ...backupSettings(env),
     }),
   );

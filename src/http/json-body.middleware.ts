@@ -1,6 +1,7 @@
 import contentType from 'content-type';
 import express, { type Request, type RequestHandler } from 'express';
 import { AppError } from '../errors';
+import { localsOf } from '../request-locals';
 import { MAX_NESTING, nestsTooDeep, parseJson } from './parse-json';
 
 const JSON_TYPE = /^application\/(?:[\w.-]+\+)?json$/;
@@ -71,6 +72,7 @@ export function jsonBody(limitBytes: number): RequestHandler {
         return;
       }
       try {
+        if (Buffer.isBuffer(req.body)) localsOf(res).rawBody = req.body;
         req.body = parse(req.body);
       } catch (parseError) {
         next(parseError);

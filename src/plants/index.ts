@@ -17,6 +17,12 @@ import { BATCH_ALLOW, EVENTS_ALLOW, PLANT_ALLOW, PLANTS_ALLOW, plantRoutes } fro
 import { newPlantSchema, plantIdSchema, plantPatchSchema, plantSchema, putPlantSchema, storedPlantSchema } from './plant.schemas';
 import { PlantService } from './plant.service';
 import { plantWebhooks } from './plant.webhooks-openapi';
+import { idempotent, pruneExpiredKeys } from './plant.idempotency';
+import { postgresIdempotencyKeys, sqliteIdempotencyKeys, type IdempotencyKeys } from './plant.idempotency-keys';
+import type { Part } from '../lifecycle';
+import type { Logger } from '../logger';
+
+const DEFAULT_IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 
 const READ = 'plants:read';
 const WRITE = 'plants:write';
@@ -25,15 +31,19 @@ const WRITE = 'plants:write';
 export type PlantParts = ResourceParts & { repository: PlantRepository & PlantEventLog };
 
 /** Its routes over one store's repository and feed, and the feed as background work. */
-function partsOver(plants: PlantRepository & PlantEventLog, feed: PlantFeed): PlantParts {
+function partsOver(plants: PlantRepository & PlantEventLog, feed: PlantFeed, keys: IdempotencyKeys, context: { logger: Logger; idempotencyTtlMs?: number }): PlantParts {
+  const ttlMs = context.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
   return {
     repository: plants,
     routes: (app, kit) => {
       const controller = new PlantController(new PlantService(plants), feed, (req) => kit.grants(req, READ), kit.leaseOf, kit.charge);
-      plantRoutes(app, controller, kit);
+      plantRoutes(app, controller, kit, idempotent({ keys, ttlMs, callerOf: kit.callerOf, logger: context.logger }));
     },
-    // Change streams end at once: their clients reconnect to another replica, and none holds the drain.
-    background: [{ name: 'change feed', start: () => feed.start(), stop: () => feed.stop() }],
+    background: [
+      // Change streams end at once: their clients reconnect to another replica, and none holds the drain.
+      { name: 'change feed', start: () => feed.start(), stop: () => feed.stop() },
+      { name: 'idempotency key prune', start: () => pruneExpiredKeys(keys, ttlMs, context.logger), stop: (_deadline, stop) => stop() } satisfies Part<() => void>,
+    ],
   };
 }
 
@@ -66,11 +76,13 @@ export const plants: Resource = {
     webhooks: plantWebhooks,
   },
   store: {
-    sqlite: ({ db, health, logger, hooks, outbox, events }) => {
+    sqlite: (context) => {
+      const { db, health, logger, hooks, outbox, events } = context;
       const repository = new SqlitePlantRepository(db, logger, health, hooks.observer, outbox);
-      return partsOver(repository, new PlantFeed(repository, repository.changes, events, logger, hooks.feedObserver));
+      return partsOver(repository, new PlantFeed(repository, repository.changes, events, logger, hooks.feedObserver), sqliteIdempotencyKeys(db), context);
     },
-    postgres: ({ pool, statementTimeoutMs, logger, hooks, outbox, events, listen }) => {
+    postgres: (context) => {
+      const { pool, statementTimeoutMs, logger, hooks, outbox, events, listen } = context;
       const repository = new PostgresPlantRepository(pool, logger, statementTimeoutMs, hooks.observer, outbox);
       // Every replica's commits: this one's as they happen, the others' through NOTIFY plant_events (migrations/postgres/005).
       const changes: ChangeSignal = (wake) => {
@@ -82,7 +94,7 @@ export const plants: Resource = {
         };
       };
       const feed = new PlantFeed(repository, changes, events, logger, hooks.feedObserver);
-      return { ...partsOver(repository, feed), markReady: () => repository.markReady() };
+      return { ...partsOver(repository, feed, postgresIdempotencyKeys(pool), context), markReady: () => repository.markReady() };
     },
   },
 };

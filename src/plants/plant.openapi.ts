@@ -5,7 +5,7 @@
  */
 import { BODY_ERRORS, errorResponses, parameter, REQUEST_ERRORS, requestId, type JsonSchema } from '../openapi-responses';
 import { feedQuerySchema, listQueryExtraSchema, listQuerySchema, plantIdParamSchema } from './plant.schemas';
-import { etag, ifMatch, noStore } from './plant.openapi-headers';
+import { etag, IDEMPOTENCY_ERRORS, idempotencyKey, ifMatch, noStore, replayed } from './plant.openapi-headers';
 import { batchPlants, putPlant } from './plant.writes-openapi';
 
 export const PLANTS_TAG = { name: 'plants', description: 'The store of plants; every call needs a bearer token.' };
@@ -20,6 +20,7 @@ function addPlant(): JsonSchema {
     summary: 'Create a plant; re-sending the identical plant is a safe retry.',
     // OpenAPI 3.1 lets a non-OAuth scheme list the roles an operation needs: here, the scope.
     security: [{ bearerAuth: ['plants:write'] }],
+    parameters: [idempotencyKey],
     requestBody: {
       required: true,
       content: { 'application/json': { schema: { $ref: '#/components/schemas/NewPlant' } } },
@@ -27,10 +28,10 @@ function addPlant(): JsonSchema {
     responses: {
       '200': {
         description: 'The plant as stored (committed to disk), without its id.',
-        headers: { ...requestId, ...etag },
+        headers: { ...requestId, ...etag, ...replayed },
         content: { 'application/json': { schema: { $ref: '#/components/schemas/Plant' } } },
       },
-      ...errorResponses([...BODY_ERRORS, 'invalid_field', 'id_conflict', 'not_found', ...REQUEST_ERRORS], 'plants:write'),
+      ...errorResponses([...BODY_ERRORS, 'invalid_field', 'id_conflict', 'not_found', ...IDEMPOTENCY_ERRORS, ...REQUEST_ERRORS], 'plants:write'),
     },
   };
 }
@@ -128,7 +129,7 @@ function updatePlant(): JsonSchema {
     operationId: 'updatePlant',
     summary: 'Change a plant\'s name or tag with a JSON Merge Patch; If-Match makes it conditional.',
     security: [{ bearerAuth: ['plants:write'] }],
-    parameters: [ifMatch],
+    parameters: [ifMatch, idempotencyKey],
     requestBody: {
       required: true,
       content: {
@@ -140,14 +141,14 @@ function updatePlant(): JsonSchema {
       '200': {
         description:
           'The plant as stored after the change, committed and fsynced, with its ETag. A PATCH that changes something is a new version and a plant.updated event; one that leaves the plant as it is ({}, or the stored values) writes nothing and keeps its ETag.',
-        headers: { ...requestId, ...noStore, ...etag },
+        headers: { ...requestId, ...noStore, ...etag, ...replayed },
         content: { 'application/json': { schema: { $ref: '#/components/schemas/StoredPlant' } } },
       },
       '204': {
         description: 'As 200, to a token with plants:write but not plants:read: the ETag and no body, since the stored plant holds values the caller did not send.',
-        headers: { ...requestId, ...noStore, ...etag },
+        headers: { ...requestId, ...noStore, ...etag, ...replayed },
       },
-      ...errorResponses([...BODY_ERRORS, 'invalid_field', ...BY_ID, 'precondition_failed', ...REQUEST_ERRORS], 'plants:write'),
+      ...errorResponses([...BODY_ERRORS, 'invalid_field', ...BY_ID, 'precondition_failed', ...IDEMPOTENCY_ERRORS, ...REQUEST_ERRORS], 'plants:write'),
     },
   };
 }
@@ -158,10 +159,10 @@ function deletePlant(): JsonSchema {
     operationId: 'deletePlant',
     summary: 'Delete one plant; its id is free again afterwards.',
     security: [{ bearerAuth: ['plants:write'] }],
-    parameters: [ifMatch],
+    parameters: [ifMatch, idempotencyKey],
     responses: {
-      '204': { description: 'Deleted, committed and fsynced.', headers: requestId },
-      ...errorResponses([...BY_ID, 'precondition_failed', ...REQUEST_ERRORS], 'plants:write'),
+      '204': { description: 'Deleted, committed and fsynced.', headers: { ...requestId, ...replayed } },
+      ...errorResponses([...BY_ID, 'precondition_failed', ...IDEMPOTENCY_ERRORS, ...REQUEST_ERRORS], 'plants:write'),
     },
   };
 }

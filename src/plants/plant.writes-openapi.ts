@@ -3,7 +3,7 @@
  * /plants/batch), beside plant.openapi.ts, which places them under their paths.
  */
 import { BODY_ERRORS, errorResponses, REQUEST_ERRORS, requestId, type JsonSchema } from '../openapi-responses';
-import { etag, ifMatch, noStore } from './plant.openapi-headers';
+import { etag, IDEMPOTENCY_ERRORS, idempotencyKey, ifMatch, noStore, replayed } from './plant.openapi-headers';
 
 const ifNoneMatch = {
   name: 'If-None-Match',
@@ -29,12 +29,12 @@ export function putPlant(): JsonSchema {
     description:
       'The body is the whole plant: a tag left out is removed. A created plant is a plant.created event (and webhook), a replaced one a plant.updated; a replacement equal to what is stored writes nothing and keeps its ETag.',
     security: [{ bearerAuth: ['plants:write'] }],
-    parameters: [putIfMatch, ifNoneMatch],
+    parameters: [putIfMatch, ifNoneMatch, idempotencyKey],
     requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/PutPlant' } } } },
     responses: {
       '200': {
         description: 'Replaced (or already equal), committed and fsynced: the plant as written, with its id, and its ETag.',
-        headers: { ...requestId, ...noStore, ...etag },
+        headers: { ...requestId, ...noStore, ...etag, ...replayed },
         content: written,
       },
       '201': {
@@ -43,11 +43,12 @@ export function putPlant(): JsonSchema {
           ...requestId,
           ...noStore,
           ...etag,
+          ...replayed,
           Location: { description: 'The plant\'s path, /plants/{id}, under the prefix a trusted proxy mounts the service at.', schema: { type: 'string' } },
         },
         content: written,
       },
-      ...errorResponses([...BODY_ERRORS, 'invalid_field', 'invalid_parameter', 'not_found', 'precondition_failed', ...REQUEST_ERRORS], 'plants:write'),
+      ...errorResponses([...BODY_ERRORS, 'invalid_field', 'invalid_parameter', 'not_found', 'precondition_failed', ...IDEMPOTENCY_ERRORS, ...REQUEST_ERRORS], 'plants:write'),
     },
   };
 }
@@ -94,6 +95,7 @@ export function batchPlants(): JsonSchema {
     description:
       'Each operation is decided against what the ones before it left (a create then an update of the same id works), with the rules and codes it has alone. Either all apply, in one commit, their events in order at consecutive positions, and the answer is 200 with each result; or none does, and the answer is the first failed operation\'s error (its status: 400, 404 or 412) with `operation`, its index, and `fields` naming `operations[i].…` for a field problem. The body limit is BATCH_BODY_LIMIT.',
     security: [{ bearerAuth: ['plants:write'] }],
+    parameters: [idempotencyKey],
     requestBody: {
       required: true,
       content: {
@@ -105,11 +107,11 @@ export function batchPlants(): JsonSchema {
     responses: {
       '200': {
         description: 'Every operation applied, committed and fsynced together: one result per operation, in order.',
-        headers: { ...requestId, ...noStore },
+        headers: { ...requestId, ...noStore, ...replayed },
         content: { 'application/json': { schema: { type: 'object', required: ['results'], properties: { results: { type: 'array', items: result } } } } },
       },
       ...errorResponses(
-        [...BODY_ERRORS, 'invalid_field', 'invalid_batch', 'too_many_operations', 'id_conflict', 'not_found', 'plant_not_found', 'precondition_failed', ...REQUEST_ERRORS],
+        [...BODY_ERRORS, 'invalid_field', 'invalid_batch', 'too_many_operations', 'id_conflict', 'not_found', 'plant_not_found', 'precondition_failed', ...IDEMPOTENCY_ERRORS, ...REQUEST_ERRORS],
         'plants:write',
       ),
     },

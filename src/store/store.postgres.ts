@@ -63,6 +63,7 @@ export class PostgresStore implements Store {
       hooks,
       outbox: this.dispatcher?.outbox,
       events: config.events,
+      idempotencyTtlMs: config.idempotencyTtlMs,
       listen: (channel: string, wake: () => void) => {
         const stop = listenPostgres(this.options, channel, wake, logger);
         this.stopListening.add(stop);

@@ -17,7 +17,7 @@ import type { Store, StoreConfig, StoreHooks } from './store';
 export function sqliteParts(
   db: Db,
   migrations: readonly Migration[],
-  config: Pick<StoreConfig, 'databaseBusyTimeoutMs' | 'webhooks' | 'events'>,
+  config: Pick<StoreConfig, 'databaseBusyTimeoutMs' | 'webhooks' | 'events'> & { idempotencyTtlMs?: number },
   logger: Logger,
   resources: readonly Resource[],
   hooks: StoreHooks = {},
@@ -36,7 +36,7 @@ export function sqliteParts(
           },
         );
   /* eslint-enable @typescript-eslint/no-require-imports */
-  const context = { db, health, logger, hooks, outbox: webhooks?.outbox, events: config.events };
+  const context = { db, health, logger, hooks, outbox: webhooks?.outbox, events: config.events, idempotencyTtlMs: config.idempotencyTtlMs };
   return {
     resources: resources.map((resource) => ({ resource, parts: resource.store.sqlite(context) })),
     readiness: () =>

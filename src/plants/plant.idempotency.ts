@@ -1,0 +1,135 @@
+/**
+ * Idempotency-Key on the plant writes: the first request with a key is processed and its 2xx answer (status, ETag,
+ * Location, body) stored under the caller and key (plant.idempotency-keys.ts); a later request with the same key
+ * and the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing.
+ * The same key with another request is a 422, and while its first request is in flight in this process a 409.
+ * A failed request (4xx, 5xx) stores nothing, so it may be retried with the same key.
+ */
+import { createHash } from 'node:crypto';
+import type { Request, RequestHandler, Response } from 'express';
+import { AppError } from '../errors';
+import { sendJson } from '../http/output';
+import type { Logger } from '../logger';
+import { localsOf } from '../request-locals';
+import type { IdempotencyKeys, StoredAnswer } from './plant.idempotency-keys';
+
+export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+/** 1 to 255 visible ASCII characters (no space, no control). */
+const KEY = /^[\x21-\x7e]{1,255}$/;
+
+export type IdempotencyOptions = { keys: IdempotencyKeys; ttlMs: number; callerOf: (req: Request) => string; logger: Logger };
+
+function keyOf(req: Request): string | undefined {
+  const header = req.headers['idempotency-key'];
+  if (header === undefined) return undefined;
+  if (typeof header === 'string' && KEY.test(header)) return header;
+  const message = 'must be 1 to 255 visible ASCII characters (a UUID is a good key), sent once';
+  throw new AppError('invalid_idempotency_key', `${IDEMPOTENCY_HEADER}: ${message}`);
+}
+
+/** What makes two requests the same: method, path with query, and the body's bytes. */
+function fingerprintOf(req: Request, res: Response): string {
+  const hash = createHash('sha256').update(`${req.method} ${req.originalUrl}\n`);
+  const raw = localsOf(res).rawBody;
+  if (raw !== undefined) hash.update(raw);
+  return hash.digest('hex');
+}
+
+function replay(res: Response, answer: StoredAnswer): void {
+  res.status(answer.status);
+  res.setHeader(REPLAYED_HEADER, 'true');
+  res.setHeader('Cache-Control', 'no-store');
+  if (answer.etag !== undefined) res.setHeader('ETag', answer.etag);
+  if (answer.location !== undefined) res.setHeader('Location', answer.location);
+  if (answer.body === undefined) res.end();
+  else sendJson(res, answer.body);
+}
+
+const textOf = (chunk: unknown): string | undefined =>
+  typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : undefined;
+
+const headerText = (res: Response, name: string): string | undefined => {
+  const value = res.getHeader(name);
+  return value === undefined ? undefined : String(value);
+};
+
+/**
+ * Holds the answer back until it is stored when it succeeded (2xx): a retry that arrives after the answer finds
+ * it. `release` frees the key in this process, once, when the answer is sent or the connection closes.
+ */
+function storeOnEnd(res: Response, save: (answer: StoredAnswer) => Promise<void>, fingerprint: string, release: () => void): void {
+  const end = res.end.bind(res) as (...args: unknown[]) => Response;
+  res.on('close', release);
+  res.end = ((...args: unknown[]) => {
+    const { statusCode: status } = res;
+    if (status < 200 || status > 299) {
+      release();
+      return end(...args);
+    }
+    const body = textOf(args[0]);
+    const answer: StoredAnswer = { fingerprint, status, etag: headerText(res, 'etag'), location: headerText(res, 'location'), body: body === '' ? undefined : body };
+    void save(answer).finally(() => {
+      release();
+      end(...args);
+    });
+    return res;
+  }) as Response['end'];
+}
+
+export function idempotent({ keys, ttlMs, callerOf, logger }: IdempotencyOptions): RequestHandler {
+  const inFlight = new Set<string>();
+  return async (req, res, next) => {
+    const key = keyOf(req);
+    if (key === undefined) {
+      next();
+      return;
+    }
+    const caller = callerOf(req);
+    const slot = `${caller}\n${key}`;
+    if (inFlight.has(slot)) {
+      throw new AppError('idempotency_key_in_use', `${IDEMPOTENCY_HEADER}: a request with this key is still in progress; retry after the number of seconds in Retry-After.`, { headers: { 'Retry-After': '1' } });
+    }
+    inFlight.add(slot);
+    const release = () => inFlight.delete(slot);
+    const fingerprint = fingerprintOf(req, res);
+    let stored: StoredAnswer | undefined;
+    try {
+      stored = await keys.find(caller, key, Date.now());
+    } catch (err) {
+      release();
+      throw err;
+    }
+    if (stored !== undefined) {
+      release();
+      if (stored.fingerprint !== fingerprint) {
+        throw new AppError('idempotency_key_reused', `${IDEMPOTENCY_HEADER}: this key was used for another request (method, path or body); use a new key for a new request.`);
+      }
+      replay(res, stored);
+      return;
+    }
+    const save = (answer: StoredAnswer) =>
+      keys.save(caller, key, answer, Date.now() + ttlMs).catch((err: unknown) => {
+        logger.warn({ err }, 'the answer of a write with Idempotency-Key could not be stored; a retry with the key will be processed again');
+      });
+    storeOnEnd(res, save, fingerprint, release);
+    next();
+  };
+}
+
+/** Deletes expired keys, a bounded batch every interval (at most a minute, at most the TTL), until stopped. */
+export function pruneExpiredKeys(keys: IdempotencyKeys, ttlMs: number, logger: Logger): () => void {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    keys
+      .prune(Date.now(), 1000)
+      .catch((err: unknown) => logger.debug({ err }, 'pruning expired idempotency keys failed; retrying at the next interval'))
+      .finally(() => {
+        running = false;
+      });
+  }, Math.min(ttlMs, 60_000));
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,203 @@
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import supertest from 'supertest';
+import { loadServiceConfig, startService } from '../../src/service';
+import { captureLogs } from '../helpers/common';
+import { appForAll, sleep } from '../helpers/fixtures';
+import { storedFeed } from '../helpers/plant-writes';
+import { aNewPlant, uniqueId } from '../helpers/plants';
+import { queryJson } from '../helpers/postgres';
+import { bearer, OTHER_TOKEN, TOKEN, type TestApp } from '../helpers/test-app';
+
+const app = appForAll();
+
+type Method = 'post' | 'put' | 'patch' | 'delete';
+const send = (target: TestApp | supertest.Agent, method: Method, path: string, body: unknown, key?: string, headers: Record<string, string> = {}) => {
+  const agent = 'request' in target ? target.request : target;
+  const request = agent[method](path).set({ 'Content-Type': 'application/json', ...bearer(), ...(key === undefined ? {} : { 'Idempotency-Key': key }), ...headers });
+  return body === undefined ? request : request.send(JSON.stringify(body));
+};
+const answer = (response: { status: number; text: string; headers: Record<string, string> }) => ({
+  status: response.status,
+  text: response.text,
+  etag: response.headers.etag,
+  location: response.headers.location,
+});
+const aKey = () => `key-${uniqueId()}`;
+const codeOf = (response: { text: string }) => (JSON.parse(response.text) as { error: number }).error;
+
+/** The keys stored, read on a connection of their own. */
+function storedKeys(target: TestApp): number {
+  if (target.store === 'postgres') return queryJson<number>(target.dbPath, 'SELECT count(*) FROM idempotency_keys');
+  const db = new Database(target.dbPath, { readonly: true });
+  const count = db.prepare('SELECT count(*) AS n FROM idempotency_keys').get() as { n: number };
+  db.close();
+  return count.n;
+}
+
+/** Holds the plants table's write lock from a connection of its own (reads go on) until the returned release. */
+async function holdWrites(target: TestApp): Promise<() => Promise<void>> {
+  if (target.store === 'postgres') {
+    const client = new pg.Client({ connectionString: target.dbPath });
+    await client.connect();
+    await client.query('BEGIN');
+    await client.query('LOCK TABLE plants IN SHARE ROW EXCLUSIVE MODE');
+    return async () => {
+      await client.query('ROLLBACK');
+      await client.end();
+    };
+  }
+  const db = new Database(target.dbPath);
+  db.exec('BEGIN IMMEDIATE');
+  return () => {
+    db.exec('ROLLBACK');
+    db.close();
+    return Promise.resolve();
+  };
+}
+
+describe('Idempotency-Key', () => {
+  it('when a create is sent again with its key, then the same answer byte for byte with Idempotent-Replayed: true, and nothing is written', async () => {
+    const plant = aNewPlant();
+    const key = aKey();
+
+    const first = await send(app, 'post', '/plants', plant, key);
+    const again = await send(app, 'post', '/plants', plant, key);
+
+    expect(first.status).toBe(200);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    expect(answer(again)).toEqual(answer(first));
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.headers['content-type']).toBe(first.headers['content-type']);
+    expect(storedFeed(app, [plant.id as number])).toHaveLength(1);
+  });
+
+  it('when PUT, PATCH and DELETE are sent again, then each replays its answer: 201 with Location, the edited plant, 204 (not a 404)', async () => {
+    const id = uniqueId();
+    const [putKey, patchKey, deleteKey] = [aKey(), aKey(), aKey()];
+    const put = await send(app, 'put', `/plants/${id}`, { name: 'Fern' }, putKey);
+    const patch = await send(app, 'patch', `/plants/${id}`, { name: 'Fern 2' }, patchKey);
+    const del = await send(app, 'delete', `/plants/${id}`, undefined, deleteKey);
+
+    const replays = [await send(app, 'put', `/plants/${id}`, { name: 'Fern' }, putKey), await send(app, 'patch', `/plants/${id}`, { name: 'Fern 2' }, patchKey), await send(app, 'delete', `/plants/${id}`, undefined, deleteKey)];
+
+    expect([put.status, patch.status, del.status]).toEqual([201, 200, 204]);
+    expect(replays.map(answer)).toEqual([put, patch, del].map(answer));
+    expect(replays.map((response) => response.headers['idempotent-replayed'])).toEqual(['true', 'true', 'true']);
+    expect(storedFeed(app, [id]).map((event) => event.kind)).toEqual(['created', 'updated', 'deleted']);
+  });
+
+  it('when a batch is sent again with its key, then its results are replayed and nothing is written', async () => {
+    const [a, b] = [uniqueId(), uniqueId()];
+    const body = { operations: [{ op: 'create', plant: { id: a, name: 'Aloe' } }, { op: 'put', id: b, plant: { name: 'Basil' } }, { op: 'update', id: a, patch: { name: 'Aloe vera' } }] };
+    const key = aKey();
+
+    const first = await send(app, 'post', '/plants/batch', body, key);
+    const again = await send(app, 'post', '/plants/batch', body, key);
+
+    expect(first.status).toBe(200);
+    expect({ ...answer(again), replayed: again.headers['idempotent-replayed'] }).toEqual({ ...answer(first), replayed: 'true' });
+    expect(storedFeed(app, [a, b])).toHaveLength(3);
+  });
+
+  it('when the key is reused for another request, then 422 (42202) naming the key, and nothing is written', async () => {
+    const key = aKey();
+    const plant = aNewPlant();
+    await send(app, 'post', '/plants', plant, key);
+
+    const other = aNewPlant();
+    const response = await send(app, 'post', '/plants', other, key);
+
+    expect({ status: response.status, code: codeOf(response) }).toEqual({ status: 422, code: 42202 });
+    expect(response.text).toContain('Idempotency-Key');
+    expect(storedFeed(app, [other.id as number])).toEqual([]);
+  });
+
+  it.each([['has a space'], ['x'.repeat(256)], ['é']])('when the key is %j, then 400 (40052) naming the header', async (key) => {
+    const response = await send(app, 'post', '/plants', aNewPlant(), key);
+
+    expect({ status: response.status, code: codeOf(response) }).toEqual({ status: 400, code: 40052 });
+    expect(response.text).toContain('Idempotency-Key');
+  });
+
+  it('when a request with the key is in flight, then the same request again answers 409 (40902) with Retry-After, and the first completes', async () => {
+    const plant = aNewPlant();
+    const key = aKey();
+    const release = await holdWrites(app);
+    const first = send(app, 'post', '/plants', plant, key).then((response) => response);
+    await sleep(200);
+
+    const second = await send(app, 'post', '/plants', plant, key);
+    await release();
+    const done = await first;
+
+    expect({ status: second.status, code: codeOf(second), retry: second.headers['retry-after'] }).toEqual({ status: 409, code: 40902, retry: '1' });
+    expect(done.status).toBe(200);
+    expect(storedFeed(app, [plant.id as number])).toHaveLength(1);
+    const third = await send(app, 'post', '/plants', plant, key);
+    expect({ ...answer(third), replayed: third.headers['idempotent-replayed'] }).toEqual({ ...answer(done), replayed: 'true' });
+  });
+
+  it('when a request fails (412, 400), then nothing is stored and the fixed retry with the same key is processed', async () => {
+    const id = uniqueId();
+    const created = await send(app, 'put', `/plants/${id}`, { name: 'Ivy' });
+    const key = aKey();
+
+    const stale = await send(app, 'put', `/plants/${id}`, { name: 'Ivy 2' }, key, { 'If-Match': '"1"' });
+    const fixed = await send(app, 'put', `/plants/${id}`, { name: 'Ivy 2' }, key, { 'If-Match': created.headers.etag as string });
+    const invalid = await send(app, 'patch', `/plants/${id}`, { name: '' }, key);
+    const otherKey = aKey();
+    const badBody = await send(app, 'patch', `/plants/${id}`, { name: '' }, otherKey);
+    const goodBody = await send(app, 'patch', `/plants/${id}`, { name: 'Ivy 3' }, otherKey);
+
+    expect([stale.status, fixed.status, fixed.headers['idempotent-replayed']]).toEqual([412, 200, undefined]);
+    expect(invalid.status).toBe(422);
+    expect([badBody.status, goodBody.status, JSON.parse(goodBody.text).name]).toEqual([400, 200, 'Ivy 3']);
+  });
+
+  it("when another caller sends the same key, then its request is its own: processed, not replayed nor refused", async () => {
+    const key = aKey();
+    await send(app, 'post', '/plants', aNewPlant(), key);
+
+    const plant = aNewPlant();
+    const response = await send(app, 'post', '/plants', plant, key, bearer(OTHER_TOKEN));
+
+    expect({ status: response.status, replayed: response.headers['idempotent-replayed'] }).toEqual({ status: 200, replayed: undefined });
+    expect(storedFeed(app, [plant.id as number])).toHaveLength(1);
+  });
+
+  it('when the service is started again on the same store, then the stored answer is replayed by the new process', async () => {
+    const plant = aNewPlant();
+    const key = aKey();
+    const first = await send(app, 'post', '/plants', plant, key);
+    const config = loadServiceConfig({ AUTH_TOKENS: TOKEN, RATE_LIMIT_PER_MINUTE: '0', LOAD_SHED_LAG_MS: '0', METRICS_PORT: '0', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: app.store === 'postgres' ? app.dbPath : `file:${app.dbPath}` });
+    const service = await startService(config, captureLogs(config).logger);
+    try {
+      const again = await send(supertest.agent(service.url), 'post', '/plants', plant, key);
+
+      expect({ ...answer(again), replayed: again.headers['idempotent-replayed'] }).toEqual({ ...answer(first), replayed: 'true' });
+      expect(storedFeed(app, [plant.id as number])).toHaveLength(1);
+    } finally {
+      await service.drain();
+    }
+  });
+});
+
+describe('Idempotency-Key expiry', () => {
+  const short = appForAll({ IDEMPOTENCY_TTL: '1s' });
+
+  it('when a key has expired, then the background prune deletes it and the key may be used for a new request', async () => {
+    const key = aKey();
+    await send(short, 'post', '/plants', aNewPlant(), key);
+    expect(storedKeys(short)).toBe(1);
+
+    await sleep(2500);
+    const plant = aNewPlant();
+    const response = await send(short, 'post', '/plants', plant, key);
+
+    expect(storedKeys(short)).toBe(1);
+    expect({ status: response.status, replayed: response.headers['idempotent-replayed'] }).toEqual({ status: 200, replayed: undefined });
+    await sleep(2500);
+    expect(storedKeys(short)).toBe(0);
+  });
+});
