@@ -498,7 +498,10 @@ export interface operations {
     addPlant: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write safe to retry: 1 to 255 visible ASCII characters (a UUID), new for each new write. Its first success (2xx) is stored for IDEMPOTENCY_TTL (24 h) under the caller and key; the same request again (method, path and body) gets that answer again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. The same key with another request is a 422 42202; while the first is in progress, a 409 40902 with Retry-After. A failure (4xx, 5xx, 412 included) stores nothing, so the fixed request may reuse the key. A malformed key is a 400 40052. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -515,13 +518,15 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description The plant's version as a strong entity tag ("42"): the position of its last change in the change feed. Send it in If-Match to change only that version. */
                     ETag?: string;
+                    /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Plant"];
                 };
             };
-            /** @description 40001: The body is not valid JSON. | 40002: The body must be a JSON object. | 40003: Content-Type must be application/json. | 40004: The body must be encoded as UTF-8. | 40005: The body is larger than the service accepts. | 40006: A field breaks its rule. | 40007: id: a plant with this id already exists with another name or tag. | 40008: The request is not valid HTTP/1.1. | 40009: The body nests arrays and objects deeper than 32 levels. */
+            /** @description 40001: The body is not valid JSON. | 40002: The body must be a JSON object. | 40003: Content-Type must be application/json. | 40004: The body must be encoded as UTF-8. | 40005: The body is larger than the service accepts. | 40006: A field breaks its rule. | 40007: id: a plant with this id already exists with another name or tag. | 40008: The request is not valid HTTP/1.1. | 40009: The body nests arrays and objects deeper than 32 levels. | 40052: Idempotency-Key: must be 1 to 255 visible ASCII characters. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -529,7 +534,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009;
+                        error?: 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40052;
                     };
                 };
             };
@@ -595,6 +600,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
                         error?: 40801;
+                    };
+                };
+            };
+            /** @description 40902: Idempotency-Key: a request with this key is still in progress; retry after the number of seconds in Retry-After. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40902;
+                    };
+                };
+            };
+            /** @description 42202: Idempotency-Key: this key was used for another request; use a new key for a new request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 42202;
                     };
                 };
             };
@@ -832,6 +861,8 @@ export interface operations {
                 "If-Match"?: string;
                 /** @description `*`: create only; when the id holds a plant, 412 41201 and nothing changes. Any other value is a 400 40012. */
                 "If-None-Match"?: "*";
+                /** @description Makes the write safe to retry: 1 to 255 visible ASCII characters (a UUID), new for each new write. Its first success (2xx) is stored for IDEMPOTENCY_TTL (24 h) under the caller and key; the same request again (method, path and body) gets that answer again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. The same key with another request is a 422 42202; while the first is in progress, a 409 40902 with Retry-After. A failure (4xx, 5xx, 412 included) stores nothing, so the fixed request may reuse the key. A malformed key is a 400 40052. */
+                "Idempotency-Key"?: string;
             };
             path: {
                 /** @description The plant's id: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros). */
@@ -854,6 +885,8 @@ export interface operations {
                     "Cache-Control"?: "no-store";
                     /** @description The plant's version as a strong entity tag ("42"): the position of its last change in the change feed. Send it in If-Match to change only that version. */
                     ETag?: string;
+                    /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -869,6 +902,8 @@ export interface operations {
                     "Cache-Control"?: "no-store";
                     /** @description The plant's version as a strong entity tag ("42"): the position of its last change in the change feed. Send it in If-Match to change only that version. */
                     ETag?: string;
+                    /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     /** @description The plant's path, /plants/{id}, under the prefix a trusted proxy mounts the service at. */
                     Location?: string;
                     [name: string]: unknown;
@@ -877,7 +912,7 @@ export interface operations {
                     "application/json": components["schemas"]["NewPlant"];
                 };
             };
-            /** @description 40001: The body is not valid JSON. | 40002: The body must be a JSON object. | 40003: Content-Type must be application/json. | 40004: The body must be encoded as UTF-8. | 40005: The body is larger than the service accepts. | 40006: A field breaks its rule. | 40008: The request is not valid HTTP/1.1. | 40009: The body nests arrays and objects deeper than 32 levels. | 40012: A path or query parameter breaks its rule. */
+            /** @description 40001: The body is not valid JSON. | 40002: The body must be a JSON object. | 40003: Content-Type must be application/json. | 40004: The body must be encoded as UTF-8. | 40005: The body is larger than the service accepts. | 40006: A field breaks its rule. | 40008: The request is not valid HTTP/1.1. | 40009: The body nests arrays and objects deeper than 32 levels. | 40012: A path or query parameter breaks its rule. | 40052: Idempotency-Key: must be 1 to 255 visible ASCII characters. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -885,7 +920,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40008 | 40009 | 40012;
+                        error?: 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40008 | 40009 | 40012 | 40052;
                     };
                 };
             };
@@ -954,6 +989,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description 40902: Idempotency-Key: a request with this key is still in progress; retry after the number of seconds in Retry-After. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40902;
+                    };
+                };
+            };
             /** @description 41201: The plant has changed since the ETag sent in If-Match; nothing was changed. GET it again and retry with its new ETag. */
             412: {
                 headers: {
@@ -963,6 +1010,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
                         error?: 41201;
+                    };
+                };
+            };
+            /** @description 42202: Idempotency-Key: this key was used for another request; use a new key for a new request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 42202;
                     };
                 };
             };
@@ -1026,6 +1085,8 @@ export interface operations {
             header?: {
                 /** @description Apply only if the plant's current ETag is one of these (strong comparison; `*` or absent: no condition). Otherwise 412 41201 and nothing changes. */
                 "If-Match"?: string;
+                /** @description Makes the write safe to retry: 1 to 255 visible ASCII characters (a UUID), new for each new write. Its first success (2xx) is stored for IDEMPOTENCY_TTL (24 h) under the caller and key; the same request again (method, path and body) gets that answer again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. The same key with another request is a 422 42202; while the first is in progress, a 409 40902 with Retry-After. A failure (4xx, 5xx, 412 included) stores nothing, so the fixed request may reuse the key. A malformed key is a 400 40052. */
+                "Idempotency-Key"?: string;
             };
             path: {
                 /** @description The plant's id: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros). */
@@ -1040,11 +1101,13 @@ export interface operations {
                 headers: {
                     /** @description The request id: the client's well-formed X-Request-Id, else one generated. */
                     "X-Request-Id"?: string;
+                    /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description 40008: The request is not valid HTTP/1.1. | 40012: A path or query parameter breaks its rule. */
+            /** @description 40008: The request is not valid HTTP/1.1. | 40012: A path or query parameter breaks its rule. | 40052: Idempotency-Key: must be 1 to 255 visible ASCII characters. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1052,7 +1115,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40008 | 40012;
+                        error?: 40008 | 40012 | 40052;
                     };
                 };
             };
@@ -1121,6 +1184,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description 40902: Idempotency-Key: a request with this key is still in progress; retry after the number of seconds in Retry-After. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40902;
+                    };
+                };
+            };
             /** @description 41201: The plant has changed since the ETag sent in If-Match; nothing was changed. GET it again and retry with its new ETag. */
             412: {
                 headers: {
@@ -1130,6 +1205,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
                         error?: 41201;
+                    };
+                };
+            };
+            /** @description 42202: Idempotency-Key: this key was used for another request; use a new key for a new request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 42202;
                     };
                 };
             };
@@ -1193,6 +1280,8 @@ export interface operations {
             header?: {
                 /** @description Apply only if the plant's current ETag is one of these (strong comparison; `*` or absent: no condition). Otherwise 412 41201 and nothing changes. */
                 "If-Match"?: string;
+                /** @description Makes the write safe to retry: 1 to 255 visible ASCII characters (a UUID), new for each new write. Its first success (2xx) is stored for IDEMPOTENCY_TTL (24 h) under the caller and key; the same request again (method, path and body) gets that answer again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. The same key with another request is a 422 42202; while the first is in progress, a 409 40902 with Retry-After. A failure (4xx, 5xx, 412 included) stores nothing, so the fixed request may reuse the key. A malformed key is a 400 40052. */
+                "Idempotency-Key"?: string;
             };
             path: {
                 /** @description The plant's id: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros). */
@@ -1216,6 +1305,8 @@ export interface operations {
                     "Cache-Control"?: "no-store";
                     /** @description The plant's version as a strong entity tag ("42"): the position of its last change in the change feed. Send it in If-Match to change only that version. */
                     ETag?: string;
+                    /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1231,11 +1322,13 @@ export interface operations {
                     "Cache-Control"?: "no-store";
                     /** @description The plant's version as a strong entity tag ("42"): the position of its last change in the change feed. Send it in If-Match to change only that version. */
                     ETag?: string;
+                    /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description 40001: The body is not valid JSON. | 40002: The body must be a JSON object. | 40003: Content-Type must be application/json. | 40004: The body must be encoded as UTF-8. | 40005: The body is larger than the service accepts. | 40006: A field breaks its rule. | 40008: The request is not valid HTTP/1.1. | 40009: The body nests arrays and objects deeper than 32 levels. | 40012: A path or query parameter breaks its rule. */
+            /** @description 40001: The body is not valid JSON. | 40002: The body must be a JSON object. | 40003: Content-Type must be application/json. | 40004: The body must be encoded as UTF-8. | 40005: The body is larger than the service accepts. | 40006: A field breaks its rule. | 40008: The request is not valid HTTP/1.1. | 40009: The body nests arrays and objects deeper than 32 levels. | 40012: A path or query parameter breaks its rule. | 40052: Idempotency-Key: must be 1 to 255 visible ASCII characters. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1243,7 +1336,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40008 | 40009 | 40012;
+                        error?: 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40008 | 40009 | 40012 | 40052;
                     };
                 };
             };
@@ -1312,6 +1405,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description 40902: Idempotency-Key: a request with this key is still in progress; retry after the number of seconds in Retry-After. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40902;
+                    };
+                };
+            };
             /** @description 41201: The plant has changed since the ETag sent in If-Match; nothing was changed. GET it again and retry with its new ETag. */
             412: {
                 headers: {
@@ -1321,6 +1426,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
                         error?: 41201;
+                    };
+                };
+            };
+            /** @description 42202: Idempotency-Key: this key was used for another request; use a new key for a new request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 42202;
                     };
                 };
             };
@@ -1532,7 +1649,10 @@ export interface operations {
     batchPlants: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Makes the write safe to retry: 1 to 255 visible ASCII characters (a UUID), new for each new write. Its first success (2xx) is stored for IDEMPOTENCY_TTL (24 h) under the caller and key; the same request again (method, path and body) gets that answer again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. The same key with another request is a 422 42202; while the first is in progress, a 409 40902 with Retry-After. A failure (4xx, 5xx, 412 included) stores nothing, so the fixed request may reuse the key. A malformed key is a 400 40052. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1592,6 +1712,8 @@ export interface operations {
                     "X-Request-Id"?: string;
                     /** @description no-store: plants change; no cache may keep them. */
                     "Cache-Control"?: "no-store";
+                    /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key. */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1610,7 +1732,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 40001: The body is not valid JSON. | 40002: The body must be a JSON object. | 40003: Content-Type must be application/json. | 40004: The body must be encoded as UTF-8. | 40005: The body is larger than the service accepts. | 40006: A field breaks its rule. | 40007: id: a plant with this id already exists with another name or tag. | 40008: The request is not valid HTTP/1.1. | 40009: The body nests arrays and objects deeper than 32 levels. | 40050: The body must be {"operations": [...]} with 1 to 1000 operations, each an object whose op is create, update, put or delete. | 40051: A batch holds at most 1000 operations; split it. */
+            /** @description 40001: The body is not valid JSON. | 40002: The body must be a JSON object. | 40003: Content-Type must be application/json. | 40004: The body must be encoded as UTF-8. | 40005: The body is larger than the service accepts. | 40006: A field breaks its rule. | 40007: id: a plant with this id already exists with another name or tag. | 40008: The request is not valid HTTP/1.1. | 40009: The body nests arrays and objects deeper than 32 levels. | 40050: The body must be {"operations": [...]} with 1 to 1000 operations, each an object whose op is create, update, put or delete. | 40051: A batch holds at most 1000 operations; split it. | 40052: Idempotency-Key: must be 1 to 255 visible ASCII characters. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1618,7 +1740,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40050 | 40051;
+                        error?: 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40050 | 40051 | 40052;
                     };
                 };
             };
@@ -1687,6 +1809,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description 40902: Idempotency-Key: a request with this key is still in progress; retry after the number of seconds in Retry-After. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40902;
+                    };
+                };
+            };
             /** @description 41201: The plant has changed since the ETag sent in If-Match; nothing was changed. GET it again and retry with its new ETag. */
             412: {
                 headers: {
@@ -1696,6 +1830,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
                         error?: 41201;
+                    };
+                };
+            };
+            /** @description 42202: Idempotency-Key: this key was used for another request; use a new key for a new request. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 42202;
                     };
                 };
             };
