@@ -3,7 +3,7 @@ import pg from 'pg';
 import supertest from 'supertest';
 import { loadServiceConfig, startService } from '../../src/service';
 import { captureLogs } from '../helpers/common';
-import { appForAll, sleep } from '../helpers/fixtures';
+import { appForAll, identityProviderForAll, sleep } from '../helpers/fixtures';
 import { storedFeed } from '../helpers/plant-writes';
 import { aNewPlant, uniqueId } from '../helpers/plants';
 import { queryJson } from '../helpers/postgres';
@@ -199,5 +199,23 @@ describe('Idempotency-Key expiry', () => {
     expect({ status: response.status, replayed: response.headers['idempotent-replayed'] }).toEqual({ status: 200, replayed: undefined });
     await sleep(2500);
     expect(storedKeys(short)).toBe(0);
+  });
+});
+
+describe('Idempotency-Key with JWT access tokens', () => {
+  const idp = identityProviderForAll();
+  const jwtApp = appForAll(() => idp.env());
+
+  it('when a token of the same subject sends the key again, then it replays; another subject with the key is its own request', async () => {
+    const key = aKey();
+    const plant = aNewPlant();
+    const first = await send(jwtApp, 'post', '/plants', plant, key, { Authorization: `Bearer ${await idp.mint({ sub: 'ana' })}` });
+    const again = await send(jwtApp, 'post', '/plants', plant, key, { Authorization: `Bearer ${await idp.mint({ sub: 'ana' })}` });
+    const other = aNewPlant();
+    const bob = await send(jwtApp, 'post', '/plants', other, key, { Authorization: `Bearer ${await idp.mint({ sub: 'bob' })}` });
+
+    expect({ ...answer(again), replayed: again.headers['idempotent-replayed'] }).toEqual({ ...answer(first), replayed: 'true' });
+    expect({ status: bob.status, replayed: bob.headers['idempotent-replayed'] }).toEqual({ status: 200, replayed: undefined });
+    expect(storedFeed(jwtApp, [other.id as number])).toHaveLength(1);
   });
 });
