@@ -14,16 +14,19 @@ export class PlantStoreError extends Error {
   readonly status: number;
   readonly code: number;
   readonly fields?: FieldError[];
+  /** A failed batch: the index of the operation that failed; none of the batch was applied. */
+  readonly operation?: number;
   readonly requestId?: string;
   readonly retryAfterMs?: number;
 
-  constructor(status: number, body: { error?: unknown; message?: unknown; fields?: FieldError[] }, requestId?: string, retryAfterMs?: number) {
+  constructor(status: number, body: { error?: unknown; message?: unknown; fields?: FieldError[]; operation?: unknown }, requestId?: string, retryAfterMs?: number) {
     super(typeof body.message === 'string' ? body.message : `HTTP ${status}`);
     this.name = 'PlantStoreError';
     this.status = status;
     // 0 when the answer did not come from the service (a proxy's HTML page, for one).
     this.code = typeof body.error === 'number' ? body.error : 0;
     if (Array.isArray(body.fields)) this.fields = body.fields;
+    if (typeof body.operation === 'number') this.operation = body.operation;
     if (requestId !== undefined) this.requestId = requestId;
     if (retryAfterMs !== undefined) this.retryAfterMs = retryAfterMs;
   }
@@ -119,7 +122,7 @@ function retryAfterMs(header: string | null): number | undefined {
 }
 
 export async function toError(response: Response): Promise<PlantStoreError> {
-  let body: { error?: unknown; message?: unknown; fields?: FieldError[] } = {};
+  let body: ConstructorParameters<typeof PlantStoreError>[1] = {};
   // The client follows no redirect (fetch's redirect: 'manual'): one to another origin would take the token there.
   if (response.type === 'opaqueredirect' || (response.status > 299 && response.status < 400)) {
     body = { message: `the service redirected to ${response.headers.get('Location') ?? 'another address'}; the client follows no redirect` };
