@@ -2,12 +2,13 @@
  * What every call shares on the wire: exact ids both ways, the error type, the ETag a response carries, and the
  * wait between tries. No fetch here and nothing from node:.
  */
+import { withEtag, type Versioned } from './etag.js';
 import type { components } from './openapi.js';
+
+export { withEtag, type Versioned } from './etag.js';
 
 export type FieldError = components['schemas']['FieldError'];
 export type StoredPlant = components['schemas']['StoredPlant'];
-/** A plant as one version: `etag` is that version's strong entity tag ("42"), kept off the enumerable members. */
-export type Versioned<T> = T & { readonly etag?: string };
 
 /** Every answer that is not 2xx: the catalogue code, the message, and for field validation each field's problem. */
 export class PlantStoreError extends Error {
@@ -104,11 +105,6 @@ export async function readText(response: Response): Promise<string> {
     text += decoder.decode(value, { stream: true });
   }
   return text + decoder.decode();
-}
-
-/** `etag` as a non-enumerable member: equality, keys, JSON and spreads see the plant only. */
-export function withEtag<T extends object>(value: T, etag: string | null | undefined): Versioned<T> {
-  return etag == null ? value : Object.defineProperty(value, 'etag', { value: etag });
 }
 
 /** Exactly `{ id, name, tag?, createdAt, updatedAt }`, as one version. */
