@@ -18,6 +18,7 @@ describe('the TypeScript client against a server whose batch answer is not one r
     ['a result that is not an object', '{"results":[{"status":204},null]}', 'the answer is not the results of the batch'],
     ['a result without a status', '{"results":[{"status":204},{"etag":"\\"5\\""}]}', 'the answer is not the results of the batch'],
     ['a plant that is not an object', '{"results":[{"status":204},{"status":200,"etag":"\\"5\\"","plant":"Fern"}]}', 'the answer is not the results of the batch'],
+    ['a plant that is null', '{"results":[{"status":204},{"status":200,"etag":"\\"5\\"","plant":null}]}', 'the answer is not the results of the batch'],
   ])('when the answer has %s, then batch throws a PlantStoreError with code 0 saying so', async (_kind, body, message) => {
     const hostile = await hostileServer((_req, res) => json(res, body));
     server = hostile;

@@ -74,7 +74,7 @@ type RawResult = { status?: unknown; etag?: string; plant?: Record<string, unkno
 
 /** One result with its plant's id the operation's own (exact, as sent), its ETag on the plant too. */
 function toResult(operation: BatchOperation, raw: RawResult, response: Response): BatchResult {
-  if (typeof raw?.status !== 'number' || (raw.plant !== undefined && typeof raw.plant !== 'object')) throw protocolError(response, 'the answer is not the results of the batch');
+  if (typeof raw?.status !== 'number' || (raw.plant !== undefined && (typeof raw.plant !== 'object' || raw.plant === null))) throw protocolError(response, 'the answer is not the results of the batch');
   const { plant, ...result } = raw as BatchResult & RawResult;
   if (plant === undefined || operation.op === 'delete') return result as BatchResult;
   const id = toId(operation.op === 'create' ? operation.plant.id : operation.id);
