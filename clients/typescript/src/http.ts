@@ -13,7 +13,8 @@ export type ClientOptions = {
   retry?: RetryOptions;
 };
 
-export type Send = { body?: string; type?: string; ifMatch?: string; headers?: Record<string, string>; signal?: AbortSignal };
+/** `once`: not sent again after a network error, when a second try could apply the write twice (a batch). */
+export type Send = { body?: string; type?: string; ifMatch?: string; headers?: Record<string, string>; signal?: AbortSignal; once?: boolean };
 
 export type Transport = {
   /** baseUrl without its trailing slash. */
@@ -40,7 +41,7 @@ export function createTransport(options: ClientOptions): Transport {
   };
 
   /** One operation, tried up to `attempts` times; resolves with the 2xx response. */
-  async function send(method: string, url: string, { body, type = 'application/json', ifMatch, headers: extra, signal }: Send = {}): Promise<Response> {
+  async function send(method: string, url: string, { body, type = 'application/json', ifMatch, headers: extra, signal, once }: Send = {}): Promise<Response> {
     for (let attempt = 1; ; attempt += 1) {
       signal?.throwIfAborted();
       const headers: Record<string, string> = { Accept: 'application/json', ...extra, ...(await authorization()) };
@@ -52,7 +53,7 @@ export function createTransport(options: ClientOptions): Transport {
         response = await call(url, { method, headers, body, signal, redirect: 'manual' });
       } catch (error) {
         // An abort is not retried.
-        if (!isNetworkError(error) || signal?.aborted === true || attempt >= attempts) throw error;
+        if (!isNetworkError(error) || signal?.aborted === true || once === true || attempt >= attempts) throw error;
         await sleep(delay, signal);
         continue;
       }

@@ -9,21 +9,17 @@ import { readChanges, type ChangeEvent, type ChangesQuery } from './changes.js';
 import { createTransport, type ClientOptions } from './http.js';
 import { listCalls, type CallOptions } from './list.js';
 import type { components } from './openapi.js';
-import { parseJson, parsePlants, protocolError, readText, toId, versioned, withEtag, type StoredPlant, type Versioned } from './wire.js';
+import { parseJson, parsePlants, protocolError, readText, toId, versioned, type StoredPlant, type Versioned } from './wire.js';
+import { created, patchJson, plantJson, writeCalls, type CreatedPlant, type NewPlant, type PlantPatch } from './writes.js';
 
 export { newPlantId } from './ids.js';
 export { PlantStoreError, type FieldError, type StoredPlant, type Versioned } from './wire.js';
 export type { ChangeEvent, ChangesQuery } from './changes.js';
 export type { ClientOptions, RetryOptions } from './http.js';
 export type { CallOptions, ListQuery, Page, PlantQuery, PlantSort } from './list.js';
+export type { BatchOperation, BatchResult, BatchResults, CreatedPlant, DeletedResult, NewPlant, PlantPatch, PutOptions, PutPlant, PutResult, ResultOf, UpdatedResult, WrittenResult } from './writes.js';
 
-type Schemas = components['schemas'];
-export type NewPlant = Schemas['NewPlant'];
-export type Plant = Schemas['Plant'];
-/** What a create resolves with: the id sent, with the name and tag the service stored. */
-export type CreatedPlant = { id: bigint; name: string; tag?: string };
-/** A JSON Merge Patch: members left out keep their value, `tag: null` removes the tag. */
-export type PlantPatch = Schemas['PlantPatch'];
+export type Plant = components['schemas']['Plant'];
 /** `ifMatch`: the ETag the change is for; a plant changed since answers 412 (PlantStoreError code 41201). */
 export type ConditionalOptions = CallOptions & { ifMatch?: string };
 
@@ -37,13 +33,9 @@ export function createClient(options: ClientOptions) {
      * ETag. An identical create answers the same, so it is retried.
      */
     async createPlant(plant: NewPlant, { signal }: CallOptions = {}): Promise<Versioned<CreatedPlant>> {
-      const id = toId(plant.id);
-      const tag = plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`;
       // JSON.stringify cannot write a bigint; the id goes out as its exact digits.
-      const body = `{"id":${id},"name":${JSON.stringify(plant.name)}${tag}}`;
-      const response = await send('POST', `${base}/plants`, { body, signal });
-      const stored = parseJson(await readText(response), response) as Plant;
-      return withEtag(stored.tag === undefined ? { id, name: stored.name } : { id, name: stored.name, tag: stored.tag }, response.headers.get('ETag'));
+      const response = await send('POST', `${base}/plants`, { body: plantJson(plant), signal });
+      return created(toId(plant.id), parseJson(await readText(response), response) as Plant, response.headers.get('ETag'));
     },
 
     /** Exactly `{ id, name, tag?, createdAt, updatedAt }`, with the version's ETag in the non-enumerable `etag`. */
@@ -57,11 +49,7 @@ export function createClient(options: ClientOptions) {
      * read (204, no plant) it rejects with status 204 after the edit is stored.
      */
     async updatePlant(id: bigint, patch: PlantPatch, { ifMatch, signal }: ConditionalOptions = {}): Promise<Versioned<StoredPlant>> {
-      const members: string[] = [];
-      if (patch.id !== undefined) members.push(`"id":${toId(patch.id)}`);
-      if (patch.name !== undefined) members.push(`"name":${JSON.stringify(patch.name)}`);
-      if (patch.tag !== undefined) members.push(`"tag":${JSON.stringify(patch.tag)}`);
-      const response = await send('PATCH', `${base}/plants/${toId(id)}`, { body: `{${members.join(',')}}`, type: 'application/merge-patch+json', ifMatch, signal });
+      const response = await send('PATCH', `${base}/plants/${toId(id)}`, { body: patchJson(patch), type: 'application/merge-patch+json', ifMatch, signal });
       // A token without plants:read is answered 204 and no plant (docs/auth.md): the edit is stored, the plant unknown.
       if (response.status === 204) throw protocolError(response, `the edit was stored (ETag ${response.headers.get('ETag') ?? 'unknown'}), but this token may not read plants (plants:read), so no plant came back`);
       return versioned(parsePlants(await readText(response), response)[0] as StoredPlant, response.headers.get('ETag'));
@@ -70,6 +58,8 @@ export function createClient(options: ClientOptions) {
     async deletePlant(id: bigint, { ifMatch, signal }: ConditionalOptions = {}): Promise<void> {
       await send('DELETE', `${base}/plants/${toId(id)}`, { ifMatch, signal });
     },
+
+    ...writeCalls(transport),
 
     ...listCalls(transport),
 

@@ -5,16 +5,20 @@
  * cached list and plant it concerns. Only types come from @tanstack/query-core (an optional peer): the app's own
  * QueryClient does the work, so this entry adds no copy of TanStack to a bundle.
  */
-import type { InfiniteData, QueryClient, QueryKey } from '@tanstack/query-core';
+import type { QueryClient, QueryKey } from '@tanstack/query-core';
 import type { CreatedPlant, NewPlant, PlantPatch, PlantStoreClient } from './index.js';
 import type { ListQuery, Page, PlantQuery } from './list.js';
 import { ROOT, applyToCache, applyToList, covers, keyQuery, type Filter, type KeyQuery } from './tanstack-cache.js';
-import { withEtag, type StoredPlant, type Versioned } from './wire.js';
+import { createdChange, edited, operationChange, putChange } from './tanstack-writes.js';
+import type { StoredPlant, Versioned } from './wire.js';
 import type { PlantChange } from './window.js';
+import type { BatchOperation, BatchResult, PutPlant, PutResult } from './writes.js';
 
 export type { KeyQuery } from './tanstack-cache.js';
 export type UpdateVariables = { id: bigint; patch: PlantPatch; /** Defaults to the cached plant's ETag. */ ifMatch?: string };
 export type DeleteVariables = { id: bigint; ifMatch?: string };
+/** A put is last write wins unless it carries `ifMatch` (or `ifNoneMatch: '*'`, create only). */
+export type PutVariables = { id: bigint; plant: PutPlant; ifMatch?: string; ifNoneMatch?: '*' };
 export type FollowOptions = Filter & { onError?: (error: unknown) => void };
 /** What a mutation's onMutate kept: every cached list and plant as it was, to put back on failure. */
 export type Rollback = { saved: [QueryKey, unknown][] };
@@ -44,11 +48,14 @@ export const plantKeys = {
 /** What the options of one plantQueries share: the client, and how many follows run (a success then needs no refetch). */
 type Shared = { client: PlantStoreClient; following: number };
 
-/** Every cached list and plant, kept; then the change applied to them as if the feed had brought it. */
-async function optimistic(queryClient: QueryClient, change: PlantChange | undefined): Promise<Rollback> {
+/**
+ * Every cached list and plant, kept; then each change applied to them as if the feed had brought it, in turn (each
+ * read from the cache as the ones before it left it: a batch's update of a plant it created).
+ */
+async function optimistic(queryClient: QueryClient, changes: Iterable<PlantChange | undefined>): Promise<Rollback> {
   await queryClient.cancelQueries({ queryKey: [ROOT] });
   const saved = queryClient.getQueriesData({ queryKey: [ROOT] });
-  if (change !== undefined) applyToCache(queryClient, {}, change, true);
+  for (const change of changes) if (change) applyToCache(queryClient, {}, change, true);
   return { saved };
 }
 
@@ -67,10 +74,7 @@ function mutations(shared: Shared) {
     createMutation: (queryClient: QueryClient) => ({
       mutationKey: [ROOT, 'create'],
       mutationFn: (plant: NewPlant): Promise<Versioned<CreatedPlant>> => client.createPlant(plant),
-      onMutate: (plant: NewPlant) => {
-        const now = new Date().toISOString();
-        return optimistic(queryClient, { type: 'plant.created', position: 0n, plant: { ...plant, id: BigInt(plant.id), createdAt: now, updatedAt: now } });
-      },
+      onMutate: (plant: NewPlant) => optimistic(queryClient, [createdChange(plant)]),
       onError: (error: unknown, _plant: NewPlant, kept: Rollback | undefined) => rollback(queryClient, error, kept),
       onSuccess: () => settle(shared, queryClient),
     }),
@@ -79,7 +83,7 @@ function mutations(shared: Shared) {
       mutationKey: [ROOT, 'update'],
       mutationFn: ({ id, patch, ifMatch }: UpdateVariables): Promise<Versioned<StoredPlant>> =>
         client.updatePlant(id, patch, { ifMatch: ifMatch ?? queryClient.getQueryData<Versioned<StoredPlant>>(plantKeys.plant(id))?.etag }),
-      onMutate: ({ id, patch }: UpdateVariables) => optimistic(queryClient, edited(queryClient, id, patch)),
+      onMutate: ({ id, patch }: UpdateVariables) => optimistic(queryClient, [edited(queryClient, id, patch)]),
       onError: (error: unknown, _variables: UpdateVariables, kept: Rollback | undefined) => rollback(queryClient, error, kept),
       onSuccess: (saved: Versioned<StoredPlant>) => {
         queryClient.setQueryData(plantKeys.plant(saved.id), saved);
@@ -90,12 +94,33 @@ function mutations(shared: Shared) {
     deleteMutation: (queryClient: QueryClient) => ({
       mutationKey: [ROOT, 'delete'],
       mutationFn: ({ id, ifMatch }: DeleteVariables): Promise<void> => client.deletePlant(id, { ifMatch }),
-      onMutate: ({ id }: DeleteVariables) => optimistic(queryClient, { type: 'plant.deleted', position: 0n, id }),
+      onMutate: ({ id }: DeleteVariables) => optimistic(queryClient, [{ type: 'plant.deleted', position: 0n, id }]),
       onError: (error: unknown, _variables: DeleteVariables, kept: Rollback | undefined) => rollback(queryClient, error, kept),
       onSuccess: (_nothing: void, { id }: DeleteVariables) => {
         queryClient.removeQueries({ queryKey: plantKeys.plant(id), exact: true });
         return settle(shared, queryClient);
       },
+    }),
+
+    putMutation: (queryClient: QueryClient) => ({
+      mutationKey: [ROOT, 'put'],
+      // putPlant reads ifMatch and ifNoneMatch from the variables and leaves the rest.
+      mutationFn: (variables: PutVariables): Promise<PutResult> => client.putPlant(variables.id, variables.plant, variables),
+      onMutate: ({ id, plant }: PutVariables) => optimistic(queryClient, [putChange(queryClient, id, plant)]),
+      onError: (error: unknown, _variables: PutVariables, kept: Rollback | undefined) => rollback(queryClient, error, kept),
+      onSuccess: () => settle(shared, queryClient),
+    }),
+
+    /** All or nothing: every operation shown at once, in order; a failed batch puts every list and plant back. */
+    batchMutation: (queryClient: QueryClient) => ({
+      mutationKey: [ROOT, 'batch'],
+      mutationFn: (operations: readonly BatchOperation[]): Promise<BatchResult[]> => client.batch(operations),
+      // A generator: each operation's change is read from the cache as the ones before it left it.
+      onMutate: (operations: readonly BatchOperation[]) => optimistic(queryClient, (function* () {
+        for (const operation of operations) yield operationChange(queryClient, operation);
+      })()),
+      onError: (error: unknown, _operations: readonly BatchOperation[], kept: Rollback | undefined) => rollback(queryClient, error, kept),
+      onSuccess: () => settle(shared, queryClient),
     }),
   };
 }
@@ -165,24 +190,4 @@ export function plantQueries(client: PlantStoreClient) {
 
     follow: (queryClient: QueryClient, options: FollowOptions = {}) => follow(shared, queryClient, options),
   };
-}
-
-/** The cached plant (or its row in a cached list) with the patch applied, as an update change; none when nothing is cached. */
-function edited(queryClient: QueryClient, id: bigint, patch: PlantPatch): PlantChange | undefined {
-  const key = [ROOT, 'plant', id.toString()];
-  const cached: Versioned<StoredPlant> | undefined = queryClient.getQueryData<Versioned<StoredPlant>>(key) ?? findInLists(queryClient, id);
-  if (cached === undefined) return undefined;
-  const { tag, ...rest } = { ...cached, ...(patch.name === undefined ? {} : { name: patch.name }), tag: patch.tag === undefined ? cached.tag : patch.tag };
-  // The ETag stays on the optimistic plant: it is the version the edit is made against.
-  const plant = withEtag(tag === null || tag === undefined ? rest : { ...rest, tag }, cached.etag);
-  return { type: 'plant.updated', position: 0n, plant };
-}
-
-function findInLists(queryClient: QueryClient, id: bigint): StoredPlant | undefined {
-  for (const [, data] of queryClient.getQueriesData<Page | InfiniteData<Page>>({ queryKey: [ROOT] })) {
-    const pages = data === undefined ? [] : 'pages' in data ? data.pages : 'plants' in data ? [data] : [];
-    const found = pages.flatMap((page) => page.plants).find((plant) => plant.id === id);
-    if (found !== undefined) return found;
-  }
-  return undefined;
 }

@@ -2,28 +2,32 @@
  * What every call shares on the wire: exact ids both ways, the error type, the ETag a response carries, and the
  * wait between tries. No fetch here and nothing from node:.
  */
+import { withEtag, type Versioned } from './etag.js';
 import type { components } from './openapi.js';
+
+export { withEtag, type Versioned } from './etag.js';
 
 export type FieldError = components['schemas']['FieldError'];
 export type StoredPlant = components['schemas']['StoredPlant'];
-/** A plant as one version: `etag` is that version's strong entity tag ("42"), kept off the enumerable members. */
-export type Versioned<T> = T & { readonly etag?: string };
 
 /** Every answer that is not 2xx: the catalogue code, the message, and for field validation each field's problem. */
 export class PlantStoreError extends Error {
   readonly status: number;
   readonly code: number;
   readonly fields?: FieldError[];
+  /** A failed batch: the index of the operation that failed; none of the batch was applied. */
+  readonly operation?: number;
   readonly requestId?: string;
   readonly retryAfterMs?: number;
 
-  constructor(status: number, body: { error?: unknown; message?: unknown; fields?: FieldError[] }, requestId?: string, retryAfterMs?: number) {
+  constructor(status: number, body: { error?: unknown; message?: unknown; fields?: FieldError[]; operation?: unknown }, requestId?: string, retryAfterMs?: number) {
     super(typeof body.message === 'string' ? body.message : `HTTP ${status}`);
     this.name = 'PlantStoreError';
     this.status = status;
     // 0 when the answer did not come from the service (a proxy's HTML page, for one).
     this.code = typeof body.error === 'number' ? body.error : 0;
     if (Array.isArray(body.fields)) this.fields = body.fields;
+    if (typeof body.operation === 'number') this.operation = body.operation;
     if (requestId !== undefined) this.requestId = requestId;
     if (retryAfterMs !== undefined) this.retryAfterMs = retryAfterMs;
   }
@@ -103,11 +107,6 @@ export async function readText(response: Response): Promise<string> {
   return text + decoder.decode();
 }
 
-/** `etag` as a non-enumerable member: equality, keys, JSON and spreads see the plant only. */
-export function withEtag<T extends object>(value: T, etag: string | null | undefined): Versioned<T> {
-  return etag == null ? value : Object.defineProperty(value, 'etag', { value: etag });
-}
-
 /** Exactly `{ id, name, tag?, createdAt, updatedAt }`, as one version. */
 export const versioned = ({ id, name, tag, createdAt, updatedAt }: StoredPlant, etag: string | null | undefined): Versioned<StoredPlant> =>
   withEtag(tag === undefined ? { id, name, createdAt, updatedAt } : { id, name, tag, createdAt, updatedAt }, etag);
@@ -119,7 +118,7 @@ function retryAfterMs(header: string | null): number | undefined {
 }
 
 export async function toError(response: Response): Promise<PlantStoreError> {
-  let body: { error?: unknown; message?: unknown; fields?: FieldError[] } = {};
+  let body: ConstructorParameters<typeof PlantStoreError>[1] = {};
   // The client follows no redirect (fetch's redirect: 'manual'): one to another origin would take the token there.
   if (response.type === 'opaqueredirect' || (response.status > 299 && response.status < 400)) {
     body = { message: `the service redirected to ${response.headers.get('Location') ?? 'another address'}; the client follows no redirect` };

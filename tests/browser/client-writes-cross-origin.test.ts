@@ -1,0 +1,87 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { build } from 'esbuild';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../helpers/browser';
+import { describeWith } from '../helpers/optional-services';
+import { startTestApp, storedPlant, TOKEN, type TestApp } from '../helpers/test-app';
+
+const CLIENT_DIST = path.resolve(__dirname, '..', '..', 'clients', 'typescript', 'dist', 'index.js');
+const BIG = 9007199254740993n;
+
+/** The page's own module: the built client as a browser gets it (dist/ bundled by esbuild, no shim). */
+const PAGE = `<!doctype html><title>a front end on another origin</title>
+<script type="module">
+  import * as plantStore from '/client.js';
+  Object.assign(window, { plantStore, ready: true });
+</script>`;
+
+describeWith('chromium', 'putPlant and batch from Chromium, on a page of another origin (CORS_ORIGINS)', (executablePath) => {
+  let app: TestApp;
+  let site: http.Server;
+  let origin: string;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    const bundle = await build({ entryPoints: [CLIENT_DIST], bundle: true, format: 'esm', platform: 'browser', write: false });
+    const script = bundle.outputFiles[0]?.text ?? '';
+    // The front end's origin: another port of 127.0.0.1, so every call to the service is cross-origin.
+    site = http.createServer((req, res) => {
+      if (req.url === '/client.js') res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(script);
+      else if (req.url === '/') res.writeHead(200, { 'Content-Type': 'text/html' }).end(PAGE);
+      else res.writeHead(404).end();
+    });
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    app = await startTestApp({ CORS_ORIGINS: origin });
+    browser = await launchChromium(executablePath);
+    page = await browser.newPage();
+    await page.goto(`${origin}/`);
+    await page.waitForFunction('window.ready === true');
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+    site?.closeAllConnections();
+    await new Promise((resolve) => site?.close(resolve));
+  });
+
+  /** Runs page-side code (text: this project's TypeScript has no DOM types) with `client` made on the service's URL. */
+  const inPage = <T>(body: string): Promise<T> =>
+    page.evaluate<T>(`(async () => {
+      const client = window.plantStore.createClient({ baseUrl: ${JSON.stringify(app.url)}, token: ${JSON.stringify(TOKEN)} });
+      const failed = (error) => ({ status: error.status, code: error.code, operation: error.operation });
+      ${body}
+    })()`);
+
+  it('when a page puts with If-None-Match and If-Match, then both pass the preflight: a create, a 412, and a replace with the ETag it read', async () => {
+    const id = BIG + 300n;
+
+    const result = await inPage<Record<string, unknown>>(
+      `const id = ${id}n;
+      const made = await client.putPlant(id, { name: 'Cross-origin put', tag: 'new' }, { ifNoneMatch: '*' });
+      const again = await client.putPlant(id, { name: 'Again' }, { ifNoneMatch: '*' }).then(() => 'saved', failed);
+      const replaced = await client.putPlant(id, { name: 'Replaced' }, { ifMatch: made.plant.etag });
+      return { made: { id: String(made.plant.id), created: made.created }, again, replaced: { name: replaced.plant.name, created: replaced.created } };`,
+    );
+
+    expect(result).toEqual({ made: { id: String(id), created: true }, again: { status: 412, code: 41201 }, replaced: { name: 'Replaced', created: false } });
+    expect(storedPlant(app, id)).toEqual({ id, name: 'Replaced', tag: null });
+  });
+
+  it('when a page sends a batch with ids past 2^53, then its results keep every digit, and a failed one names its operation and stores nothing', async () => {
+    const [a, b] = [BIG + 400n, BIG + 402n];
+
+    const result = await inPage<Record<string, unknown>>(
+      `const results = await client.batch([{ op: 'create', plant: { id: ${a}n, name: 'A' } }, { op: 'put', id: ${b}n, plant: { name: 'B' } }, { op: 'update', id: ${a}n, patch: { tag: 't' } }]);
+      const error = await client.batch([{ op: 'delete', id: ${a}n }, { op: 'delete', id: ${a}n }]).then(() => 'saved', failed);
+      return { ids: results.map((result) => String(result.plant.id)), statuses: results.map((result) => result.status), error };`,
+    );
+
+    expect(result).toEqual({ ids: [String(a), String(b), String(a)], statuses: [200, 201, 200], error: { status: 404, code: 40402, operation: 1 } });
+    expect([storedPlant(app, a), storedPlant(app, b)]).toEqual([{ id: a, name: 'A', tag: 't' }, { id: b, name: 'B', tag: null }]);
+  });
+});
