@@ -25,7 +25,7 @@ const GOAL = 0.97;
 // the server and every control call see the same values. HOST is also the address the server listens on.
 const VGDB_NAMES = { USER: 'plants-bench', LOGNAME: 'plants-bench', HOST: '127.0.0.1' };
 
-type Workload = { name: string; store?: string; requests: () => autocannon.Request[] };
+export type Workload = { name: string; store?: string; requests: () => autocannon.Request[] };
 type Count = { instructionsPerRequest: number; failed: number };
 
 const underCallgrind = (runtime: Runtime, outFile: string): Runtime => ({
@@ -55,7 +55,7 @@ const notAnswered = (result: autocannon.Result): number => result.non2xx + resul
  * One target on one load: started under callgrind on its own copy of the load's store, warmed up with
  * WARMUP_REQUESTS, counters zeroed, COUNTED_REQUESTS sent, counters dumped, stopped.
  */
-async function countInstructions(name: string, runtime: Runtime, workload: Workload): Promise<Count> {
+export async function countInstructions(name: string, runtime: Runtime, workload: Workload): Promise<Count> {
   const outFile = path.join(work, `callgrind-${name}-${workload.name.replace(/\W+/g, '-')}.out`);
   const server = await start('service', freshStore(`instructions-${name}`, workload.store), VGDB_NAMES, underCallgrind(runtime, outFile));
   const pid = server.child.pid ?? 0;

@@ -18,7 +18,7 @@ export const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 export const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 export const CONNECTIONS = 50;
 export const STORED = Number(process.env.BENCH_STORED ?? 1_000_000);
-const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim() || 100);
+export const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim() || 100);
 
 /** The service (dist/server.js), ceiling C, or another script under dist-bench/. */
 export type Target = 'service' | 'ceiling' | { script: string; label: string };
@@ -30,7 +30,7 @@ let nextId = 10_000_000_000;
 /** A fresh id for every create of the whole run, so no create is a retry. */
 export const newId = (): number => (nextId += 1);
 
-function cpuTicks(pid: number): number {
+export function cpuTicks(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return Number(fields[11]) + Number(fields[12]);
 }
