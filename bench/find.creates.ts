@@ -15,12 +15,16 @@ import { CURRENT, cpuTicks, f0, f2, load, median, newId, ROOT, start, STORED, TI
 import { nameOf } from './find.seed';
 import { FIND_SECONDS } from './find.reads';
 
-/** The migration that makes the search index: BENCH_FIND_INDEX_MIGRATION, or the newest whose name says search or index. */
+/**
+ * The migration whose objects "without" drops: BENCH_FIND_INDEX_MIGRATION (a name's start), else the newest whose
+ * name says search, trigram or full-text, else (no search index yet) the newest after the times and search keys.
+ */
 export function searchIndexMigration(dialect: 'sqlite' | 'postgres'): { name: string; sql: string } | undefined {
   const dir = path.join(ROOT, 'migrations', dialect);
   const names = readdirSync(dir).filter((name) => /^\d+-[\w-]+\.sql$/.test(name)).sort();
+  const after = names.slice(names.findIndex((name) => name.includes('times-and-keys')) + 1);
   const named = process.env.BENCH_FIND_INDEX_MIGRATION;
-  const name = named !== undefined ? names.find((file) => file.startsWith(named)) : names.filter((file) => /search|index|trgm|trigram|fts/.test(file) && !/times-and-keys/.test(file)).at(-1);
+  const name = named !== undefined ? names.find((file) => file.startsWith(named)) : (after.filter((file) => /search|trgm|trigram|fts/.test(file)).at(-1) ?? after.at(-1));
   return name === undefined ? undefined : { name, sql: readFileSync(path.join(dir, name), 'utf8') };
 }
 

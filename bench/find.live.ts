@@ -42,7 +42,7 @@ const percentile = (values: number[], p: number): number => {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? Number.NaN;
 };
 
-export type LiveFigures = { p50: number; p99: number; renames: number; arrived: number; createRate: number; createsAnswered: number; failed: number };
+export type LiveFigures = { p50: number; p99: number; answerP99: number; renames: number; arrived: number; createRate: number; createsAnswered: number; failed: number };
 
 /** On a running copy of a store: the create rate, then renames at RENAMES_PER_SECOND beside creates at half of it. */
 export async function liveDelay(url: string, store: string): Promise<LiveFigures> {
@@ -57,6 +57,7 @@ export async function liveDelay(url: string, store: string): Promise<LiveFigures
     const position = page.headers.get('feed-position');
     const watcher = await watch(server.port, position === null ? '' : `&after=${position}`);
     const sent = new Map<number, number>();
+    const answered = new Map<number, number>();
     let failed = 0;
     const creates = load(server.port, LIVE_SECONDS, { overallRate: createRate, requests: createsLikeStored() });
     const renames: Promise<void>[] = [];
@@ -73,6 +74,7 @@ export async function liveDelay(url: string, store: string): Promise<LiveFigures
         }).then(
           async (response) => {
             await response.arrayBuffer();
+            answered.set(seq, performance.now());
             if (response.status !== 200) failed += 1;
           },
           () => {
@@ -87,16 +89,18 @@ export async function liveDelay(url: string, store: string): Promise<LiveFigures
     await new Promise((resolve) => setTimeout(resolve, 1000));
     watcher.close();
     const delays = [...sent].filter(([seq]) => watcher.arrived.has(seq)).map(([seq, at]) => (watcher.arrived.get(seq) as number) - at);
+    const answers = [...sent].filter(([seq]) => answered.has(seq)).map(([seq, at]) => (answered.get(seq) as number) - at);
     const figures = {
       p50: percentile(delays, 0.5),
       p99: percentile(delays, 0.99),
+      answerP99: percentile(answers, 0.99),
       renames: sent.size,
       arrived: delays.length,
       createRate,
       createsAnswered: created.requests.total - created.non2xx,
       failed: failed + created.non2xx + created.errors,
     };
-    console.error(`find ${store} live: ${figures.arrived} of ${figures.renames} renames arrived, p50 ${f1(figures.p50)} ms, p99 ${f1(figures.p99)} ms, beside ${f0(createRate)} creates/s`);
+    console.error(`find ${store} live: ${figures.arrived} of ${figures.renames} renames arrived, p50 ${f1(figures.p50)} ms, p99 ${f1(figures.p99)} ms (the PATCH's own answer p99 ${f1(figures.answerP99)} ms), beside ${f0(createRate)} creates/s`);
     return figures;
   } finally {
     await server.stop();
