@@ -2,6 +2,7 @@
 // PostgreSQL, seeded and upgraded by bench/find.seed.ts, the reads of GET /plants with q, sort, cursor and
 // Prefer: count=exact against the unfiltered first page and sort=id pages (bench/find.reads.ts), creates with the
 // search index against without it (bench/find.creates.ts), and a live query's delay (bench/find.live.ts).
+import os from 'node:os';
 import { f0, f1, freshStore, met, ROUNDS, start, STORED, type SectionResult } from './lib';
 import { postgresCreates, sqliteCreates } from './find.creates';
 import { liveDelay } from './find.live';
@@ -125,6 +126,8 @@ const table = (rows: Row[]) => [
 
 export async function findSection(): Promise<SectionResult> {
   const began = performance.now();
+  // The machine's other work moves the 1-connection p99s far more than the interleaved ratios: say how busy it was.
+  const loadBefore = (os.loadavg()[0] ?? 0).toFixed(1);
   const lines = [
     `### Finding plants: a store of ${STORED.toLocaleString('en')} plants on each store; reads interleaved in one server, ${ROUNDS} alternating rounds of ${FIND_SECONDS} s after 1 s warm-up each`,
     '',
@@ -167,6 +170,6 @@ export async function findSection(): Promise<SectionResult> {
       await seeded.drop();
     }
   }
-  lines.push(`Section run time: ${f0((performance.now() - began) / 1000)} s.`, '');
+  lines.push(`Section run time: ${f0((performance.now() - began) / 1000)} s; load average ${loadBefore} at its start, ${(os.loadavg()[0] ?? 0).toFixed(1)} at its end.`, '');
   return { lines, failed };
 }
