@@ -164,7 +164,7 @@ export const createRequests = (token: string = TOKEN): autocannon.Request[] => [
 ];
 
 /** `amount`: stop after this many requests, whatever the duration says. */
-export type LoadOptions = { connections?: number; overallRate?: number; requests?: autocannon.Request[]; amount?: number };
+export type LoadOptions = { connections?: number; overallRate?: number; requests?: autocannon.Request[]; amount?: number; timeoutSeconds?: number };
 
 export function load(port: number, seconds: number, options: LoadOptions = {}): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
@@ -175,7 +175,7 @@ export function load(port: number, seconds: number, options: LoadOptions = {}): 
         duration: seconds,
         overallRate: options.overallRate,
         amount: options.amount,
-        timeout: 10,
+        timeout: options.timeoutSeconds ?? 10,
         requests: options.requests ?? createRequests(),
       },
       (error: Error | null, result) => (error ? reject(error) : resolve(result)),
