@@ -4,7 +4,8 @@ import { createClient, newPlantId, PlantStoreError, type Page, type PlantQuery, 
 import { plantQueries } from '../../clients/typescript/src/tanstack';
 import { appForAll } from '../helpers/fixtures';
 import { sleep } from '../helpers/common';
-import { TOKEN } from '../helpers/test-app';
+import { optionalService } from '../helpers/optional-services';
+import { TOKEN, type StoreKind } from '../helpers/test-app';
 
 // The client is an ES module package, so its types name query-core's import build; this test file is CommonJS,
 // whose import of it would name the require build, whose QueryClient TypeScript holds apart (#private). One build, typed as the client sees it.
@@ -23,8 +24,10 @@ async function until<T>(read: () => T, met: (value: T) => boolean, timeoutMs = 5
   return read();
 }
 
-describe('plantQueries (@plant-store/client/tanstack) with a real QueryClient against the service', () => {
-  const app = appForAll();
+const STORES: StoreKind[] = optionalService('postgres') === undefined ? ['sqlite'] : ['sqlite', 'postgres'];
+
+describe.each(STORES)('plantQueries (@plant-store/client/tanstack) with a real QueryClient against the service on %s', (store) => {
+  const app = appForAll({}, { store });
   const writer = () => createClient({ baseUrl: app.url, token: TOKEN });
   let queries: ReturnType<typeof plantQueries>;
   let queryClient: InstanceType<Core['QueryClient']>;
@@ -98,6 +101,25 @@ describe('plantQueries (@plant-store/client/tanstack) with a real QueryClient ag
       deleted: { names: [], total: 0 },
     });
     expect(infinitePages?.pages.flatMap((page) => names(page.plants))).toEqual(['Cinnamon fern']);
+  });
+
+  it('when more pages follow, then a change past the page waits, one inside lands in place, and one to its last plant reads the page again', async () => {
+    const tag = `tq-window-${randomBytes(4).toString('hex')}`;
+    const query = { tag, sort: 'name' as const, limit: 2, count: true };
+    const ids = [newPlantId(), newPlantId(), newPlantId()];
+    for (const [index, id] of ids.entries()) await writer().createPlant({ id, name: `Plant ${index}`, tag });
+    stops.push(new QueryObserver(queryClient, queries.list(query)).subscribe(() => undefined), queries.follow(queryClient, { tag }));
+    const cached = () => queryClient.getQueryData<Page>(queries.keys.list(query));
+    const shown = async (expected: string[]) => names((await until(cached, (page) => names(page?.plants).join() === expected.join()))?.plants);
+    await shown(['Plant 0', 'Plant 1']);
+
+    await writer().updatePlant(ids[2] as bigint, { name: 'Plant 9' });
+    await writer().createPlant({ id: newPlantId(), name: 'Plant 00', tag });
+    const inside = await shown(['Plant 0', 'Plant 00', 'Plant 1']);
+    await writer().updatePlant(ids[1] as bigint, { name: 'Plant 5' });
+    const reread = await shown(await fresh(query).then((page) => page.names));
+
+    expect({ inside, reread, total: cached()?.total }).toEqual({ inside: ['Plant 0', 'Plant 00', 'Plant 1'], reread: ['Plant 0', 'Plant 00'], total: 4 });
   });
 
   it('when an edit is made against an ETag someone else has since replaced, then the list shows it at once, rolls back on the 412 and reads the plant again', async () => {
