@@ -143,7 +143,7 @@ export async function findSection(): Promise<SectionResult> {
       console.error(`find ${store}: seeded in ${f1(seeded.seedMs / 1000)} s${seeded.upgradeMs === undefined ? '' : `, upgraded in ${f1(seeded.upgradeMs / 1000)} s`}`);
       if (store === 'PostgreSQL') await checkNames(seeded.url);
       const reads = PARTS.has('reads') ? await readRows(store, seeded) : { rows: [], failed: 0 };
-      const seedRow = seeded.from === undefined ? `seed ${STORED.toLocaleString('en')} plants and their events by SQL` : `seed ${STORED.toLocaleString('en')} plants and their events by SQL at ${seeded.from}`;
+      const seedRow = seeded.from === undefined ? `seed ${STORED.toLocaleString('en')} plants and their events by SQL${seeded.note === undefined ? '' : `, ${seeded.note}`}` : `seed ${STORED.toLocaleString('en')} plants and their events by SQL at ${seeded.from}`;
       const rows: Row[] = [
         { row: seedRow, value: `${f1(seeded.seedMs / 1000)} s`, aa: '', target: 'reported', met: '' },
         ...(seeded.upgradeMs === undefined
