@@ -1,9 +1,11 @@
 // The stores of the find section (bench/find.section.ts): STORED plants (1,000,000 by default) with names a person
-// would give (genus, species, sometimes a cultivar), a tag on two thirds, and one 'created' event each, written by
-// SQL straight into a schema the service made (the times and search keys as the service writes them). With
-// BENCH_FIND_UPGRADE=1 they are written into the schema of the migration before the times and search keys
-// (SQLite 007, PostgreSQL 008) instead, and the service upgrades the store as it would in production (times from
-// the events, keys filled, every later migration, the search index among them), timed from start to /readyz.
+// would give (genus, species, sometimes a cultivar), a tag on two thirds, created a year apart from first to last,
+// written by SQL straight into a schema the service made (times and search keys as the service writes them; on
+// SQLite the search index as its indexer leaves it). No events: a year of them is past EVENTS_RETENTION, so the
+// feed's position is at the last plant's and nothing is left to prune. With BENCH_FIND_UPGRADE=1 they go with one
+// 'created' event each into the schema of the migration before the times and search keys (SQLite 007, PostgreSQL
+// 008) instead, and the service upgrades the store as it would in production (times from the events, keys
+// filled, every later migration), timed from start to /readyz.
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -104,9 +106,7 @@ export async function seedSqlite(count: number = STORED): Promise<Seeded> {
   const plant = UPGRADE
     ? db.prepare('INSERT INTO plants (id, name, tag, version) VALUES (?, ?, ?, ?)')
     : db.prepare('INSERT INTO plants (id, name, tag, version, created_at, updated_at, name_key) VALUES (?, ?, ?, ?, ?, ?, ?)');
-  const event = UPGRADE
-    ? db.prepare("INSERT INTO plant_events (pos, kind, plant_id, name, tag, at) VALUES (?, 'created', ?, ?, ?, ?)")
-    : db.prepare("INSERT INTO plant_events (pos, kind, plant_id, name, tag, at, created_at, updated_at) VALUES (?, 'created', ?, ?, ?, ?, ?, ?)");
+  const event = db.prepare("INSERT INTO plant_events (pos, kind, plant_id, name, tag, at) VALUES (?, 'created', ?, ?, ?, ?)");
   db.transaction(() => {
     for (let id = 1; id <= count; id += 1) {
       const name = nameOf(id);
@@ -118,9 +118,11 @@ export async function seedSqlite(count: number = STORED): Promise<Seeded> {
       } else {
         const time = timeText(id);
         plant.run(id, name, tag, id, time, time, searchKey(name));
-        event.run(id, id, name, tag, at, time, time);
       }
     }
+    // Events older than EVENTS_RETENTION (24 h by default) are pruned: a year of creates leaves none, only the
+    // position they reached. Seeded events would be deleted by the service's first pruning, inside a measurement.
+    if (!UPGRADE) db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('plant_events', ?)").run(BigInt(count));
   })();
   // The search index (migrations/sqlite/010) as the service's indexer leaves it once it has caught up: every key
   // in it, covering every event. The indexer would build it behind the commits, 1,000 plants a turn.
@@ -128,7 +130,8 @@ export async function seedSqlite(count: number = STORED): Promise<Seeded> {
   if (indexed) {
     db.transaction(() => {
       db.exec('INSERT INTO plants_search (rowid, name_key) SELECT id, name_key FROM plants');
-      db.prepare('UPDATE plants_search_state SET indexed_pos = ?, build_pos = NULL, build_after_id = NULL').run(count);
+      // BigInt: better-sqlite3 binds a number as REAL, and the service reads positions as int64 (bigint).
+      db.prepare('UPDATE plants_search_state SET indexed_pos = ?, build_pos = NULL, build_after_id = NULL').run(BigInt(count));
     })();
   }
   db.pragma('wal_checkpoint(TRUNCATE)');
@@ -171,7 +174,7 @@ export async function seedPostgres(count: number = STORED): Promise<Seeded & PgD
     } else {
       // The names are ASCII: lower() is searchKey for them.
       await client.query('INSERT INTO plants (id, name, tag, version, created_at, updated_at, name_key) SELECT id, name, tag, id, plant_time_text(at), plant_time_text(at), lower(name) FROM seed');
-      await client.query("INSERT INTO plant_events (pos, kind, plant_id, name, tag, at, created_at, updated_at) SELECT id, 'created', id, name, tag, at, plant_time_text(at), plant_time_text(at) FROM seed");
+      // No events: a year of creates is past EVENTS_RETENTION (as on SQLite above); the counter keeps their positions.
     }
     await client.query('UPDATE plant_event_counter SET last_pos = $1', [count]);
     await client.query('COMMIT');
