@@ -25,7 +25,7 @@ const GOAL = 0.97;
 // the server and every control call see the same values. HOST is also the address the server listens on.
 const VGDB_NAMES = { USER: 'plants-bench', LOGNAME: 'plants-bench', HOST: '127.0.0.1' };
 
-type Workload = { name: string; store?: string; requests: () => autocannon.Request[] };
+export type Workload = { name: string; store?: string; requests: () => autocannon.Request[] };
 type Count = { instructionsPerRequest: number; failed: number };
 
 const underCallgrind = (runtime: Runtime, outFile: string): Runtime => ({
@@ -55,20 +55,21 @@ const notAnswered = (result: autocannon.Result): number => result.non2xx + resul
  * One target on one load: started under callgrind on its own copy of the load's store, warmed up with
  * WARMUP_REQUESTS, counters zeroed, COUNTED_REQUESTS sent, counters dumped, stopped.
  */
-async function countInstructions(name: string, runtime: Runtime, workload: Workload): Promise<Count> {
+export async function countInstructions(name: string, runtime: Runtime, workload: Workload, warmup = WARMUP_REQUESTS, counted = COUNTED_REQUESTS): Promise<Count> {
   const outFile = path.join(work, `callgrind-${name}-${workload.name.replace(/\W+/g, '-')}.out`);
   const server = await start('service', freshStore(`instructions-${name}`, workload.store), VGDB_NAMES, underCallgrind(runtime, outFile));
   const pid = server.child.pid ?? 0;
   try {
-    const options = { connections: KEEP_ALIVE_CONNECTIONS, requests: workload.requests() };
-    const warm = await load(server.port, 0, { ...options, amount: WARMUP_REQUESTS });
+    // A server under valgrind runs about 50 times slower: on a busy machine a create can outlast the usual 10 s.
+    const options = { connections: KEEP_ALIVE_CONNECTIONS, requests: workload.requests(), timeoutSeconds: 120 };
+    const warm = await load(server.port, 0, { ...options, amount: warmup });
     await callgrindControl('--zero', pid);
-    const counted = await load(server.port, 0, { ...options, amount: COUNTED_REQUESTS });
+    const answered = await load(server.port, 0, { ...options, amount: counted });
     await callgrindControl('--dump', pid);
     // The first dump asked for goes to the out file's name with .1 after it; the final one at exit to the name itself.
-    const instructionsPerRequest = instructionsOf(`${outFile}.1`) / counted.requests.total;
+    const instructionsPerRequest = instructionsOf(`${outFile}.1`) / answered.requests.total;
     console.error(`instructions: ${workload.name}, ${name}: ${thousands(instructionsPerRequest)} per request`);
-    return { instructionsPerRequest, failed: notAnswered(warm) + notAnswered(counted) };
+    return { instructionsPerRequest, failed: notAnswered(warm) + notAnswered(answered) };
   } finally {
     await server.stop();
   }

@@ -18,7 +18,7 @@ export const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 export const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3);
 export const CONNECTIONS = 50;
 export const STORED = Number(process.env.BENCH_STORED ?? 1_000_000);
-const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim() || 100);
+export const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim() || 100);
 
 /** The service (dist/server.js), ceiling C, or another script under dist-bench/. */
 export type Target = 'service' | 'ceiling' | { script: string; label: string };
@@ -30,7 +30,7 @@ let nextId = 10_000_000_000;
 /** A fresh id for every create of the whole run, so no create is a retry. */
 export const newId = (): number => (nextId += 1);
 
-function cpuTicks(pid: number): number {
+export function cpuTicks(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
   return Number(fields[11]) + Number(fields[12]);
 }
@@ -164,7 +164,7 @@ export const createRequests = (token: string = TOKEN): autocannon.Request[] => [
 ];
 
 /** `amount`: stop after this many requests, whatever the duration says. */
-export type LoadOptions = { connections?: number; overallRate?: number; requests?: autocannon.Request[]; amount?: number };
+export type LoadOptions = { connections?: number; overallRate?: number; requests?: autocannon.Request[]; amount?: number; timeoutSeconds?: number };
 
 export function load(port: number, seconds: number, options: LoadOptions = {}): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
@@ -175,7 +175,7 @@ export function load(port: number, seconds: number, options: LoadOptions = {}): 
         duration: seconds,
         overallRate: options.overallRate,
         amount: options.amount,
-        timeout: 10,
+        timeout: options.timeoutSeconds ?? 10,
         requests: options.requests ?? createRequests(),
       },
       (error: Error | null, result) => (error ? reject(error) : resolve(result)),

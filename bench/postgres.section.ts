@@ -37,9 +37,9 @@ import {
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TICKS_PER_SECOND = Number(spawnSync('getconf', ['CLK_TCK']).stdout.toString().trim() || 100);
 
-type Database = { url: string; drop: () => Promise<void> };
+export type PgDatabase = { url: string; drop: () => Promise<void> };
 
-async function admin<T>(action: (client: pg.Client) => Promise<T>, url: string = SERVER): Promise<T> {
+export async function admin<T>(action: (client: pg.Client) => Promise<T>, url: string = SERVER): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
@@ -49,7 +49,7 @@ async function admin<T>(action: (client: pg.Client) => Promise<T>, url: string =
   }
 }
 
-async function freshDatabase(): Promise<Database> {
+export async function freshDatabase(): Promise<PgDatabase> {
   const name = `plants_bench_${randomBytes(5).toString('hex')}`;
   await admin((client) => client.query(`CREATE DATABASE ${name}`));
   const url = new URL(SERVER);
@@ -60,7 +60,7 @@ async function freshDatabase(): Promise<Database> {
 const databaseName = (url: string) => new URL(url).pathname.slice(1);
 
 /** CPU ticks of the PostgreSQL backends serving one database (the service's pool), read from /proc. */
-async function backendTicks(url: string): Promise<number> {
+export async function backendTicks(url: string): Promise<number> {
   const { rows } = await admin((client) => client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [databaseName(url)]));
   let ticks = 0;
   for (const { pid } of rows) {

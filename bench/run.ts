@@ -19,6 +19,7 @@ import { backupSection } from './backup.section';
 import { feedSection } from './feed.section';
 import { runtimeSection } from './runtime.section';
 import { instructionsSection } from './instructions.section';
+import { findSection } from './find.section';
 
 // Add a section here: its name (for BENCH_ONLY) and the function that measures it.
 const SECTIONS: Record<string, () => Promise<SectionResult>> = {
@@ -35,6 +36,7 @@ const SECTIONS: Record<string, () => Promise<SectionResult>> = {
   feed: feedSection,
   runtime: runtimeSection,
   instructions: instructionsSection,
+  find: findSection,
 };
 
 async function main(): Promise<void> {
