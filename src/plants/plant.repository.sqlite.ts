@@ -88,9 +88,10 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
     // A nested transaction is a savepoint: a write that throws takes its event (and its position) back with it.
     const apply = sqliteChangeApplier(db, this.events, positions, outbox);
     const keepRow = keepAnswerSqlite(db);
-    const applyOne = db.transaction(({ keep, ...write }: ChangeWrite & { keep?: KeepAnswer }, at: number) => {
+    // A keyed write's answer is kept in its savepoint: a row that cannot be written takes the write back with it.
+    const applyOne = db.transaction((write: ChangeWrite & { keep?: KeepAnswer }, at: number) => {
       const outcome = apply(write, at);
-      if (keep !== undefined) keepRow(keep, outcome);
+      if (write.keep !== undefined) keepRow(write.keep, outcome);
       return outcome;
     });
     // A batch is one savepoint: its first failed write throws, which undoes its earlier writes, events and webhook rows.
