@@ -16,6 +16,12 @@ export type RequestLocals = {
   answeredOnSocket?: boolean;
   /** The body's bytes as received (a JSON body), for what fingerprints a request (Idempotency-Key). */
   rawBody?: Buffer;
+  /**
+   * A write sent with Idempotency-Key that is its caller's first with the key: who, which key, the request's
+   * fingerprint and until when its answer is kept. The write's store keeps the answer in the write's transaction
+   * and sets `kept`.
+   */
+  keyed?: { caller: string; key: string; fingerprint: string; expiresAt: number; kept?: boolean };
 };
 
 /** Express adds `locals` to every response it handles; one Node answers on its own (a parser error) has none. */

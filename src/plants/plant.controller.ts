@@ -10,6 +10,8 @@ import { feedQuerySchema, INT64_MAX, newPlantSchema, plantIdParamSchema, plantPa
 import { cursorOf, parseListRequest } from './plant.list-query';
 import { batchJson, parseBatch } from './plant.batch';
 import { etagOf, expectedVersions, noneMatch, noneMatchAny, putExpected } from './plant.etags';
+import { batchAnswer, createAnswer, deleteAnswer, putAnswer, updateAnswer } from './plant.answers';
+import type { ChangeContext, KeepAnswer } from './plant.repository';
 
 // A feed position as sent in Last-Event-ID: plain decimal, 0 to 2^63 - 1.
 const POSITION = /^(?:0|[1-9][0-9]{0,18})$/;
@@ -59,8 +61,7 @@ export class PlantController {
   create = async (req: Request, res: Response): Promise<void> => {
     const parsed = newPlantSchema.safeParse(req.body);
     if (!parsed.success) throw invalid('invalid_field', parsed.error, req.body as Record<string, unknown>);
-    const { trace } = localsOf(res);
-    const { plant, version } = await this.service.create(parsed.data, trace === undefined ? undefined : { trace });
+    const { plant, version } = await this.service.create(parsed.data, contextOf(res, createAnswer));
     // The Plant body: name and tag as stored, tag left out when absent, never the id. The headers res.json sets.
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('ETag', etagOf(version));
@@ -112,10 +113,11 @@ export class PlantController {
     if (!parsed.success) throw invalid('invalid_field', parsed.error, body);
     const { id: bodyId, ...patch } = parsed.data;
     rejectOtherId(id, bodyId);
-    const { trace } = localsOf(res);
-    const { plant, version } = await this.service.update(id, patch, expectedVersions(req.headers['if-match']), trace === undefined ? undefined : { trace });
+    const mayRead = this.mayRead(req);
+    const context = contextOf(res, (outcome) => updateAnswer(outcome, mayRead));
+    const { plant, version } = await this.service.update(id, patch, expectedVersions(req.headers['if-match']), context);
     res.setHeader('ETag', etagOf(version));
-    if (this.mayRead(req)) sendNoStoreJson(res, plantJson(plant));
+    if (mayRead) sendNoStoreJson(res, plantJson(plant));
     else res.set('Cache-Control', 'no-store').status(204).end();
   };
 
@@ -135,12 +137,12 @@ export class PlantController {
     if (!parsed.success) throw invalid('invalid_field', parsed.error, body);
     const { id: bodyId, ...plant } = parsed.data;
     rejectOtherId(id, bodyId);
-    const { trace } = localsOf(res);
     const expected = putExpected(req.headers['if-match'], createOnly === true);
-    const { plant: stored, version, created } = await this.service.put(id, plant, expected, trace === undefined ? undefined : { trace });
+    const location = pathOf(req, `/plants/${id}`);
+    const { plant: stored, version, created } = await this.service.put(id, plant, expected, contextOf(res, (outcome) => putAnswer(outcome, location)));
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('ETag', etagOf(version));
-    if (created) res.status(201).setHeader('Location', pathOf(req, `/plants/${id}`));
+    if (created) res.status(201).setHeader('Location', location);
     sendJson(res, newPlantJson(stored));
   };
 
@@ -152,14 +154,13 @@ export class PlantController {
     const writes = parseBatch(req.body as Record<string, unknown>);
     // A batch counts as its number of operations against the rate limit (the limiter counted one).
     await this.charge(req, writes.length);
-    const { trace } = localsOf(res);
-    const outcomes = await this.service.batch(writes, trace === undefined ? undefined : { trace });
-    sendNoStoreJson(res, batchJson(writes, outcomes, this.mayRead(req)));
+    const mayRead = this.mayRead(req);
+    const outcomes = await this.service.batch(writes, contextOf(res, (outcome) => batchAnswer(writes, outcome, mayRead)));
+    sendNoStoreJson(res, batchJson(writes, outcomes, mayRead));
   };
 
   delete = async (req: Request, res: Response): Promise<void> => {
-    const { trace } = localsOf(res);
-    await this.service.delete(parseId(req.params.id as string), expectedVersions(req.headers['if-match']), trace === undefined ? undefined : { trace });
+    await this.service.delete(parseId(req.params.id as string), expectedVersions(req.headers['if-match']), contextOf(res, deleteAnswer));
     res.status(204).end();
   };
 
@@ -174,6 +175,17 @@ export class PlantController {
     rejectEmptyId(req);
     next();
   };
+}
+
+/**
+ * A write's context: the caller's trace and, sent with Idempotency-Key, its key and how its answer is rendered,
+ * which its store keeps in the write's own transaction (plant.answers.ts renders what this controller sends).
+ */
+function contextOf(res: Response, render: KeepAnswer['render']): ChangeContext | undefined {
+  const { trace, keyed } = localsOf(res);
+  if (keyed === undefined) return trace === undefined ? undefined : { trace };
+  const keep: KeepAnswer = Object.assign(keyed, { render });
+  return trace === undefined ? { keep } : { trace, keep };
 }
 
 /** A body's id, when sent, must be the path's: an id cannot be changed. */

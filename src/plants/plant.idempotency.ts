@@ -55,20 +55,21 @@ const headerText = (res: Response, name: string): string | undefined => {
 };
 
 /**
- * Holds the answer back until it is stored when it succeeded (2xx): a retry that arrives after the answer finds
- * it. `release` frees the key in this process, once, when the answer is sent or the connection closes.
+ * A 2xx answer is normally stored by the write's store in the write's own transaction (`keyed.kept`); one that no
+ * store write kept is stored here before it is sent, so a retry that arrives after the answer finds it. `release`
+ * frees the key in this process, once, when the answer is sent or the connection closes.
  */
-function storeOnEnd(res: Response, save: (answer: StoredAnswer) => Promise<void>, fingerprint: string, release: () => void): void {
+function storeOnEnd(res: Response, save: (answer: StoredAnswer) => Promise<void>, keyed: { fingerprint: string; kept?: boolean }, release: () => void): void {
   const end = res.end.bind(res) as (...args: unknown[]) => Response;
   res.on('close', release);
   res.end = ((...args: unknown[]) => {
     const { statusCode: status } = res;
-    if (status < 200 || status > 299) {
+    if (status < 200 || status > 299 || keyed.kept === true) {
       release();
       return end(...args);
     }
     const body = textOf(args[0]);
-    const answer: StoredAnswer = { fingerprint, status, etag: headerText(res, 'etag'), location: headerText(res, 'location'), body: body === '' ? undefined : body };
+    const answer: StoredAnswer = { fingerprint: keyed.fingerprint, status, etag: headerText(res, 'etag'), location: headerText(res, 'location'), body: body === '' ? undefined : body };
     void save(answer).finally(() => {
       release();
       end(...args);
@@ -112,7 +113,10 @@ export function idempotent({ keys, ttlMs, callerOf, logger }: IdempotencyOptions
       keys.save(caller, key, answer, Date.now() + ttlMs).catch((err: unknown) => {
         logger.warn({ err }, 'the answer of a write with Idempotency-Key could not be stored; a retry with the key will be processed again');
       });
-    storeOnEnd(res, save, fingerprint, release);
+    const keyed = { caller, key, fingerprint, expiresAt: Date.now() + ttlMs };
+    const locals = localsOf(res);
+    locals.keyed = keyed;
+    storeOnEnd(res, save, keyed, release);
     next();
   };
 }

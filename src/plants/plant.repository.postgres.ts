@@ -9,6 +9,7 @@ import type { BatchOutcome, ChangeContext, FoundPlant, PlantRepository, PlantsPa
 import { GroupCommit, type Queued } from '../db/group-commit';
 import { plantJson, plantsJson } from './plant.json';
 import { fillSearchKeysPostgres } from './plant.search-keys';
+import { keepAnswersPostgres } from './plant.idempotency-keys';
 import { applyWrites, type Applied, type AppliedBatch, type AppliedUnit, type BatchWrite } from './plant.write.postgres';
 import type { ChangeOutboxRows } from '../change-outbox';
 import type { PlantListQuery } from './plant.list-query';
@@ -22,6 +23,12 @@ function translate(error: unknown): Error {
   if (error instanceof AppError) return error;
   if (isUnavailable(error)) return new AppError('store_unavailable', undefined, { cause: error });
   return error instanceof Error ? error : new Error(String(error));
+}
+
+/** A unit's answer as the port gives it: every write's outcome, or its first failure's. */
+function unitOutcome(answer: AppliedUnit): BatchOutcome {
+  if ('failed' in answer) return { outcome: 'failed', index: answer.failed, result: answerOf(answer.decision, undefined) };
+  return { outcome: 'applied', results: answer.unit.map(({ decision, pos }) => answerOf(decision, pos)) };
 }
 
 const notMigrated = () => new AppError('store_unavailable', 'The store is not migrated yet; nothing was read or written. Retry later.');
@@ -60,14 +67,12 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
   }
 
   protected async submit(write: PlantWrite, context: ChangeContext | undefined): Promise<WriteOutcome> {
-    const { decision, pos } = (await this.queue.submit({ write, trace: context?.trace })) as Applied;
+    const { decision, pos } = (await this.queue.submit({ write, trace: context?.trace, keep: context?.keep })) as Applied;
     return answerOf(decision, pos);
   }
 
   async batch(writes: readonly PlantWrite[], context?: ChangeContext): Promise<BatchOutcome> {
-    const answer = (await this.queue.submit({ unit: writes, trace: context?.trace })) as AppliedUnit;
-    if ('failed' in answer) return { outcome: 'failed', index: answer.failed, result: answerOf(answer.decision, undefined) };
-    return { outcome: 'applied', results: answer.unit.map(({ decision, pos }) => answerOf(decision, pos)) };
+    return unitOutcome((await this.queue.submit({ unit: writes, trace: context?.trace, keep: context?.keep })) as AppliedUnit);
   }
 
   /**
@@ -174,9 +179,37 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
     );
   };
 
-  /** One batch on the pool: its write is one statement, so one transaction that holds the counter only inside PostgreSQL. */
+  /**
+   * One batch on the pool: its write is one statement, so one transaction that holds the counter only inside
+   * PostgreSQL. A batch that holds a write sent with Idempotency-Key is a transaction of its own on one
+   * connection instead: the write, then its answers (rendered once the write's positions are known), then COMMIT,
+   * so the answer commits with the write or not at all (docs/decisions/api.md).
+   */
   private async transaction(batch: BatchWrite[]): Promise<AppliedBatch> {
     if (!this.ready) throw notMigrated();
-    return applyWrites(this.pool, batch, Date.now(), this.outbox);
+    if (batch.every((entry) => entry.keep === undefined)) return applyWrites(this.pool, batch, Date.now(), this.outbox);
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const done = await applyWrites(client, batch, Date.now(), this.outbox);
+      const kept = batch.flatMap((entry, index) => {
+        const applied = done.applied[index];
+        if (entry.keep === undefined) return [];
+        const outcome = 'write' in entry ? answerOf((applied as Applied).decision, (applied as Applied).pos) : unitOutcome(applied as AppliedUnit);
+        return [{ keep: entry.keep, outcome }];
+      });
+      const keys = keepAnswersPostgres(kept);
+      if (keys !== undefined) await client.query({ name: 'idempotency_keys_keep', ...keys });
+      await client.query('COMMIT');
+      return done;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollback: unknown) => {
+        broken = rollback instanceof Error ? rollback : new Error(String(rollback));
+      });
+      throw error;
+    } finally {
+      client.release(broken);
+    }
   }
 }

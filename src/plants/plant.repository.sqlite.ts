@@ -11,8 +11,9 @@ import type { ChangeEvent, ChangeSignal, EventBounds, PlantEventLog } from './pl
 import { SqliteEventLog } from './plant.events.sqlite';
 import { plantJsonSqlite } from './plant.json';
 import { fillSearchKeysSqlite } from './plant.search-keys';
+import { keepAnswerSqlite } from './plant.idempotency-keys';
 import { PlantWriter } from './plant.writer';
-import type { BatchOutcome, ChangeContext, FoundPlant, PlantRepository, PlantsPage, WriteOutcome } from './plant.repository';
+import type { BatchOutcome, ChangeContext, FoundPlant, KeepAnswer, PlantRepository, PlantsPage, WriteOutcome } from './plant.repository';
 import type { PlantListQuery } from './plant.list-query';
 import { SqlitePlantList } from './plant.list.sqlite';
 import { ignoreStore, type StoreObserver } from '../observers';
@@ -36,8 +37,9 @@ function translateRead(error: unknown): Error {
 }
 
 /** A batch's writes, applied all or nothing inside the group commit that holds them. */
-type WriteUnit = { writes: readonly PlantWrite[]; trace?: ChangeWrite['trace'] };
-type Op = ChangeWrite | WriteUnit;
+type WriteUnit = { writes: readonly PlantWrite[]; trace?: ChangeWrite['trace']; keep?: KeepAnswer };
+/** A write and, sent with Idempotency-Key, its answer to keep in the same savepoint. */
+type Op = (ChangeWrite & { keep?: KeepAnswer }) | WriteUnit;
 type Outcome = WriteOutcome | BatchOutcome;
 type Batch = Queued<Op, Outcome>[];
 
@@ -85,7 +87,13 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
     const positions = this.positions;
     // A nested transaction is a savepoint: a write that throws takes its event (and its position) back with it.
     const apply = sqliteChangeApplier(db, this.events, positions, outbox);
-    const applyOne = db.transaction(apply);
+    const keepRow = keepAnswerSqlite(db);
+    // A keyed write's answer is kept in its savepoint: a row that cannot be written takes the write back with it.
+    const applyOne = db.transaction((write: ChangeWrite & { keep?: KeepAnswer }, at: number) => {
+      const outcome = apply(write, at);
+      if (write.keep !== undefined) keepRow(write.keep, outcome);
+      return outcome;
+    });
     // A batch is one savepoint: its first failed write throws, which undoes its earlier writes, events and webhook rows.
     const applyUnit = db.transaction((unit: WriteUnit, at: number): BatchOutcome => {
       const results: WriteOutcome[] = [];
@@ -94,7 +102,9 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
         if (failed(result.outcome)) throw new UnitFailed({ outcome: 'failed', index, result });
         results.push(result);
       }
-      return { outcome: 'applied', results };
+      const outcome: BatchOutcome = { outcome: 'applied', results };
+      if (unit.keep !== undefined) keepRow(unit.keep, outcome);
+      return outcome;
     });
     this.commitBatch = db.transaction((batch: Batch) => {
       // Read again under the write lock: `plant-store import` numbers the events it writes after the same record.
@@ -117,12 +127,14 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
   }
 
   protected submit(write: PlantWrite, context: ChangeContext | undefined): Promise<WriteOutcome> {
-    // The trace rides on the write itself only when there is one: no second object per write.
-    return this.queue.submit(context?.trace === undefined ? write : { ...write, trace: context.trace }) as Promise<WriteOutcome>;
+    // The trace and the key ride on the write itself only when there are: no second object per write.
+    if (context === undefined) return this.queue.submit(write) as Promise<WriteOutcome>;
+    const { trace, keep } = context;
+    return this.queue.submit({ ...write, ...(trace === undefined ? {} : { trace }), ...(keep === undefined ? {} : { keep }) }) as Promise<WriteOutcome>;
   }
 
   batch(writes: readonly PlantWrite[], context?: ChangeContext): Promise<BatchOutcome> {
-    return this.queue.submit(context?.trace === undefined ? { writes } : { writes, trace: context.trace }) as Promise<BatchOutcome>;
+    return this.queue.submit({ writes, trace: context?.trace, keep: context?.keep }) as Promise<BatchOutcome>;
   }
 
   // Reads answer at once: a synchronous SELECT, wrapped in the promise the store contract asks for.

@@ -60,8 +60,31 @@ export type PlantsPage = {
   nextKeys?: SortKeys;
 };
 
-/** Where a change came from, for what it sets off: the caller's W3C trace, continued by its webhook deliveries. */
-export type ChangeContext = { trace?: TraceContext };
+/** A write's answer as Idempotency-Key stores it: status, ETag, Location and body text (absent for a 204). */
+export type StoredAnswer = { fingerprint: string; status: number; etag?: string; location?: string; body?: string };
+
+/** The answer alone, as a write's outcome renders it (plant.answers.ts). */
+export type RenderedAnswer = Omit<StoredAnswer, 'fingerprint'>;
+
+/**
+ * A write sent with Idempotency-Key: its caller, key and request fingerprint, until when the answer is kept, and
+ * how its answer is written from its outcome (undefined for an outcome that fails: nothing is stored). The store
+ * writes the answer in the write's own transaction and sets `kept`.
+ */
+export type KeepAnswer = {
+  caller: string;
+  key: string;
+  fingerprint: string;
+  expiresAt: number;
+  render: (outcome: WriteOutcome | BatchOutcome) => RenderedAnswer | undefined;
+  kept?: boolean;
+};
+
+/**
+ * Where a change came from, for what it sets off: the caller's W3C trace, continued by its webhook deliveries;
+ * `keep`, its Idempotency-Key answer, stored with the change.
+ */
+export type ChangeContext = { trace?: TraceContext; keep?: KeepAnswer };
 
 /**
  * What PlantService needs from a store, whatever the database: SQL lives in one implementation per dialect

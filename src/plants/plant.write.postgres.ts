@@ -9,15 +9,17 @@ import type pg from 'pg';
 import type { TraceContext } from '../tracing';
 import type { ChangeKind } from './plant.events';
 import type { ChangeOutboxRows } from '../change-outbox';
+import type { KeepAnswer } from './plant.repository';
 import { DERIVED_COLUMNS, derivedValues, MEMBERS, selectMembers, timeText, type MemberColumns, type PlantMembers } from './plant.members';
 import { changeEntry } from './plant.outbox';
 import { decideWrite, failed, idOf, plantRowOf, rowAfter, type Decision, type EventDraft, type PlantRow, type PlantWrite } from './plant.write-rule';
 
 /**
  * One entry of a batch and the trace its webhook events carry: a write, or (`unit`) a client's batch of writes,
- * applied all or nothing.
+ * applied all or nothing; `keep`, its Idempotency-Key answer (plant.repository.postgres.ts stores it in the same
+ * transaction).
  */
-export type BatchWrite = { write: PlantWrite; trace?: TraceContext } | { unit: readonly PlantWrite[]; trace?: TraceContext };
+export type BatchWrite = ({ write: PlantWrite } | { unit: readonly PlantWrite[] }) & { trace?: TraceContext; keep?: KeepAnswer };
 
 /** A write's decision and, for one that wrote an event, that event's position (a put plant's new version). */
 export type Applied = { decision: Decision; pos?: bigint };

@@ -1,0 +1,73 @@
+import http from 'node:http';
+import path from 'node:path';
+import { aNewPlant } from '../helpers/plants';
+import { startServer, tempDataDir } from '../helpers/server-process';
+import { TOKEN } from '../helpers/test-app';
+
+// Issue 34: a keyed write's answer is committed with the write, so a kill -9 at any point leaves every write either
+// not applied (its retry is processed) or applied with its answer (its retry replays it): a DELETE retried never 404s.
+const agent = new http.Agent({ keepAlive: true, maxSockets: 50 });
+
+type Answer = { status: number; replayed: boolean };
+
+function send(url: string, method: string, pathname: string, key?: string, body?: string): Promise<Answer> {
+  const headers = { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json', ...(key === undefined ? {} : { 'Idempotency-Key': key }) };
+  return new Promise((resolve) => {
+    const request = http.request(`${url}${pathname}`, { method, agent, headers }, (response) => {
+      response.resume();
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, replayed: response.headers['idempotent-replayed'] === 'true' }));
+    });
+    request.on('error', () => resolve({ status: 0, replayed: false }));
+    request.end(body);
+  });
+}
+
+afterAll(() => agent.destroy());
+
+describe('Idempotency-Key survives kill -9', () => {
+  it('when the process is killed while keyed deletes are in flight, then every delete retried with its key after a restart answers 204', async () => {
+    const database = `file:${path.join(tempDataDir(), 'plants.db')}`;
+    const first = await startServer({ DATABASE_URL: database });
+    const plants = Array.from({ length: 300 }, () => aNewPlant());
+    for (let i = 0; i < plants.length; i += 50) {
+      await Promise.all(plants.slice(i, i + 50).map((plant) => send(first.url, 'POST', '/plants', undefined, JSON.stringify(plant))));
+    }
+    const keyOf = (id: number) => `delete-${id}`;
+    const sent: number[] = [];
+    let answered = 0;
+    let killed = false;
+
+    await new Promise<void>((resolve) => {
+      let next = 0;
+      let running = 0;
+      const launch = () => {
+        while (!killed && running < 25 && next < plants.length) {
+          const id = (plants[next++] as { id: number }).id;
+          running += 1;
+          sent.push(id);
+          void send(first.url, 'DELETE', `/plants/${id}`, keyOf(id)).then(({ status }) => {
+            running -= 1;
+            if (status === 204) answered += 1;
+            // SIGKILL the moment the hundredth 204 is in: deletes around it are committed, unanswered or not yet applied.
+            if (!killed && answered >= 100) {
+              killed = true;
+              first.child.kill('SIGKILL');
+            }
+            if (running === 0 && (killed || next >= plants.length)) resolve();
+            else launch();
+          });
+        }
+      };
+      launch();
+    });
+    await first.exited;
+    const second = await startServer({ DATABASE_URL: database });
+    const retries = await Promise.all(sent.map((id) => send(second.url, 'DELETE', `/plants/${id}`, keyOf(id))));
+    await second.stop();
+
+    expect(answered).toBeGreaterThanOrEqual(100);
+    expect(retries.filter(({ status }) => status !== 204)).toEqual([]);
+    // The answered ones at least were committed with their answers: replayed, not processed again.
+    expect(retries.filter(({ replayed }) => replayed).length).toBeGreaterThanOrEqual(answered);
+  });
+});
