@@ -30,7 +30,8 @@ withNginx('chromium', 'the example app (examples/web) in Chromium, served by ngi
     app = await startTestApp({ AUTH_TOKENS: token, TRUST_PROXY: '1' });
     proxy = await startNginx(Number(new URL(app.url).port));
     browser = await launchChromium(executablePath);
-    for (const id of [BIG - 3n, BIG - 2n, BIG - 1n, BIG + 1n, BIG + 2n, BIG + 3n]) {
+    // Around the created plant: in id order, the first page of 10 ends at BIG + 4 and the second holds two.
+    for (const id of [-5n, -4n, -3n, -2n, -1n, 1n, 2n, 3n, 4n, 5n, 6n].map((offset) => BIG + offset)) {
       await app.request.post('/plants').set({ Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }).send(`{"id":${id},"name":"Neighbour ${id}"}`);
     }
   }, 120_000);
@@ -77,6 +78,7 @@ withNginx('chromium', 'the example app (examples/web) in Chromium, served by ngi
     await page.goto(`${proxy.origin}/`);
     await page.locator('#token').fill(token);
     await page.locator('#login button[type=submit]').click();
+    await page.locator('#sort').selectOption('id');
     await page.locator('#plants tr').first().waitFor();
     await page.locator('#plant-id').fill(BIG.toString());
     await page.locator('#plant-name').fill('Exact fern');
@@ -87,7 +89,7 @@ withNginx('chromium', 'the example app (examples/web) in Chromium, served by ngi
     const created = await page.locator('#create-message').textContent();
     const firstPage = await ids();
     await page.locator('#load-more').click();
-    await page.locator('#plants td.id', { hasText: (BIG + 3n).toString() }).waitFor();
+    await page.locator('#plants td.id', { hasText: (BIG + 6n).toString() }).waitFor();
     const bothPages = await ids();
     const loadMoreHidden = await page.locator('#load-more').isHidden();
 
@@ -106,8 +108,8 @@ withNginx('chromium', 'the example app (examples/web) in Chromium, served by ngi
     await context.close();
 
     expect(created).toBe('Created Exact fern with id 9007199254740993.');
-    expect(firstPage).toEqual(['9007199254740990', '9007199254740991', '9007199254740992', '9007199254740993', '9007199254740994']);
-    expect(bothPages).toEqual([...firstPage, '9007199254740995', '9007199254740996']);
+    expect(firstPage).toEqual([-5n, -4n, -3n, -2n, -1n, 0n, 1n, 2n, 3n, 4n].map((offset) => (BIG + offset).toString()));
+    expect(bothPages).toEqual([...firstPage, (BIG + 5n).toString(), (BIG + 6n).toString()]);
     expect(loadMoreHidden).toBe(true);
     expect({ fieldError, serviceMessage, nameInvalid }).toEqual({
       fieldError: 'must be at most 200 characters (Unicode code points)',
@@ -118,7 +120,8 @@ withNginx('chromium', 'the example app (examples/web) in Chromium, served by ngi
     expect(storedPlant(app, BIG + 1n)).toEqual({ id: BIG + 1n, name: `Neighbour ${BIG + 1n}`, tag: null });
     expect(stored).not.toContain(token);
     expect(requests.filter((url) => !url.startsWith(`${proxy.origin}/`))).toEqual([]);
-    expect(requests).toContain(`${proxy.origin}/api/plants?limit=5&after=9007199254740994`);
+    // The second page continues after the first page's last id, exactly (past 2^53).
+    expect(requests.filter((url) => url.startsWith(`${proxy.origin}/api/plants?`)).map((url) => new URL(url).searchParams.get('after'))).toContain((BIG + 4n).toString());
     expect(problems).toEqual([]);
   }, 90_000);
 });

@@ -1,0 +1,163 @@
+/**
+ * The app's one door to the service: the client, the query keys, the queries and mutations TanStack Query runs,
+ * and the live feed that keeps cached lists and plants current. Components import from here and never from
+ * @plant-store/client, so what the client offers changes this file only. Query keys hold ids as decimal strings:
+ * TanStack hashes keys with JSON.stringify, which throws on a bigint; the data keeps ids as bigint.
+ */
+import { createClient, newPlantId, PlantStoreError, type PlantPatch, type PlantStoreClient, type StoredPlant } from '@plant-store/client';
+import { infiniteQueryOptions, queryOptions, useInfiniteQuery, useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
+import { createContext, useContext, useEffect, useState } from 'react';
+
+export { newPlantId, PlantStoreError, type PlantStoreClient, type StoredPlant };
+
+// Same origin as the page: nginx serves this app at / and the service at /api/ (docker/nginx.conf).
+const BASE_URL = '/api';
+export const PAGE_SIZE = 10;
+
+/** The service's orders (GET /plants `sort`), as a person reads them. */
+export const SORTS = [
+  ['-createdAt', 'Newest first'],
+  ['createdAt', 'Oldest first'],
+  ['name', 'Name, A to Z'],
+  ['-name', 'Name, Z to A'],
+  ['-updatedAt', 'Recently changed'],
+  ['updatedAt', 'Least recently changed'],
+  ['id', 'Id, ascending'],
+  ['-id', 'Id, descending'],
+] as const;
+export type Sort = (typeof SORTS)[number][0];
+export type PlantQuery = { q?: string; sort: Sort };
+
+/** A plant as read, with the ETag of that version (the client keeps it off the plant's enumerable members). */
+export type PlantVersion = { plant: StoredPlant; etag?: string };
+export type LiveStatus = { state: 'connecting' | 'live' } | { state: 'stopped'; error: unknown };
+
+export function connect(token: string): PlantStoreClient {
+  return createClient({ baseUrl: BASE_URL, token });
+}
+
+const ClientContext = createContext<PlantStoreClient | undefined>(undefined);
+export const ClientProvider = ClientContext.Provider;
+
+function useClient(): PlantStoreClient {
+  const client = useContext(ClientContext);
+  if (client === undefined) throw new Error('useClient outside ClientProvider');
+  return client;
+}
+
+export const keys = {
+  all: ['plants'] as const,
+  lists: () => [...keys.all, 'list'] as const,
+  list: (query: PlantQuery) => [...keys.lists(), { q: query.q ?? '', sort: query.sort }] as const,
+  plant: (id: bigint) => [...keys.all, 'plant', id.toString()] as const,
+};
+
+function listOptions(client: PlantStoreClient, query: PlantQuery) {
+  return infiniteQueryOptions({
+    queryKey: keys.list(query),
+    queryFn: ({ pageParam, signal }) => client.listPlants({ limit: PAGE_SIZE, after: pageParam }, { signal }),
+    initialPageParam: undefined as bigint | undefined,
+    getNextPageParam: (page) => page.nextAfter,
+  });
+}
+
+function plantOptions(client: PlantStoreClient, id: bigint) {
+  return queryOptions({
+    queryKey: keys.plant(id),
+    queryFn: async ({ signal }): Promise<PlantVersion> => {
+      const plant = await client.getPlant(id, { signal });
+      return { plant, etag: plant.etag };
+    },
+  });
+}
+
+/** The sorted, filtered list as far as it is loaded, its total when the service counted it, and "load more". */
+export function usePlantList(query: PlantQuery) {
+  const list = useInfiniteQuery(listOptions(useClient(), query));
+  return {
+    plants: list.data?.pages.flatMap((page) => page.plants) ?? [],
+    total: undefined as number | undefined,
+    pending: list.isPending,
+    error: list.error,
+    hasMore: list.hasNextPage,
+    loadingMore: list.isFetchingNextPage,
+    loadMore: () => void list.fetchNextPage(),
+  };
+}
+
+export function usePlant(id: bigint) {
+  return useQuery(plantOptions(useClient(), id));
+}
+
+export function useCreatePlant() {
+  const client = useClient();
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (plant: { id: bigint; name: string; tag?: string }) => client.createPlant(plant),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: keys.lists() }),
+  });
+}
+
+/** An edit of the version the form opened (`ifMatch`): a plant changed since answers 412 and is read again. */
+export function useUpdatePlant() {
+  const client = useClient();
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: async ({ id, patch, ifMatch }: { id: bigint; patch: PlantPatch; ifMatch?: string }): Promise<PlantVersion> => {
+      const plant = await client.updatePlant(id, patch, { ifMatch });
+      return { plant, etag: plant.etag };
+    },
+    onSuccess: (stored) => {
+      queryClient.setQueryData(keys.plant(stored.plant.id), stored);
+      return queryClient.invalidateQueries({ queryKey: keys.lists() });
+    },
+    onError: (error, { id }) => {
+      if (error instanceof PlantStoreError && (error.status === 412 || error.status === 404)) return queryClient.invalidateQueries({ queryKey: keys.plant(id) });
+    },
+  });
+}
+
+export function useDeletePlant() {
+  const client = useClient();
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (id: bigint) => client.deletePlant(id),
+    onSuccess: (_nothing, id) => {
+      queryClient.removeQueries({ queryKey: keys.plant(id) });
+      return queryClient.invalidateQueries({ queryKey: keys.lists() });
+    },
+  });
+}
+
+/**
+ * Every change made elsewhere, applied to the cache while the app is signed in: a changed plant is set where it
+ * is cached and the lists are read again. The first `open` reads them again too, so a change committed between
+ * the first page and the stream is not lost; a `reset` (the feed lost track) does the same.
+ */
+function follow(client: PlantStoreClient, queryClient: QueryClient, onStatus: (status: LiveStatus) => void): () => void {
+  const stop = new AbortController();
+  void (async () => {
+    try {
+      for await (const change of client.changes({ signal: stop.signal })) {
+        if (change.type === 'open') onStatus({ state: 'live' });
+        else if (change.type === 'plant.deleted') queryClient.removeQueries({ queryKey: keys.plant(change.id) });
+        else if (change.type !== 'reset' && queryClient.getQueryData(keys.plant(change.plant.id)) !== undefined) {
+          queryClient.setQueryData<PlantVersion>(keys.plant(change.plant.id), { plant: change.plant, etag: change.plant.etag });
+        }
+        void queryClient.invalidateQueries({ queryKey: keys.lists() });
+      }
+    } catch (error) {
+      if (!stop.signal.aborted) onStatus({ state: 'stopped', error });
+    }
+  })();
+  return () => stop.abort();
+}
+
+/** Follows the feed from mount to unmount; says whether changes made elsewhere are showing. */
+export function useLiveChanges(): LiveStatus {
+  const client = useClient();
+  const queryClient = useQueryClient();
+  const [status, setStatus] = useState<LiveStatus>({ state: 'connecting' });
+  useEffect(() => follow(client, queryClient, setStatus), [client, queryClient]);
+  return status;
+}
