@@ -87,7 +87,7 @@ describeWith('chromium', 'the client alone in Chromium, on a page of another ori
       const plants = await Promise.all(ids.map((id) => client.getPlant(id)));
       const drawnPlant = await client.getPlant(drawn);
       return {
-        created,
+        created: { ...created, id: String(created.id) },
         read: plants.map((plant) => ({ ...plant, id: String(plant.id) })),
         drawn: String(drawn),
         drawnRead: String(drawnPlant.id),
@@ -96,7 +96,7 @@ describeWith('chromium', 'the client alone in Chromium, on a page of another ori
     );
 
     expect(result).toEqual({
-      created: { name: 'Exact fern', tag: 'cross-origin' },
+      created: { id: String(BIG), name: 'Exact fern', tag: 'cross-origin' },
       read: [
         withTimes({ id: '9007199254740993', name: 'Exact fern', tag: 'cross-origin' }),
         withTimes({ id: '9007199254740995', name: 'Exact 9007199254740995' }),

@@ -46,10 +46,11 @@ describe('the TypeScript client retrying', () => {
     const front = await flakyFront(app.url, 1, 503, '1');
     const client = createClient({ baseUrl: front.url, token: TOKEN, retry: { attempts: 3, maxDelayMs: 2000 } });
 
-    const created = await client.createPlant({ id: newPlantId(), name: 'Patient' });
+    const id = newPlantId();
+    const created = await client.createPlant({ id, name: 'Patient' });
     await front.close();
 
-    expect(created).toEqual({ name: 'Patient' });
+    expect(created).toEqual({ id, name: 'Patient' });
     expect(front.seen).toHaveLength(2);
     expect((front.seen[1] ?? 0) - (front.seen[0] ?? 0)).toBeGreaterThanOrEqual(990);
   });

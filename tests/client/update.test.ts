@@ -55,7 +55,7 @@ describe('the TypeScript client editing plants (updatePlant, ETags)', () => {
     const created = await client.createPlant({ id, name: 'Tagged', tag: 'sun' });
     const read = await client.getPlant(id);
 
-    expect({ created, read }).toEqual({ created: { name: 'Tagged', tag: 'sun' }, read: withTimes({ id, name: 'Tagged', tag: 'sun' }) });
+    expect({ created, read }).toEqual({ created: { id, name: 'Tagged', tag: 'sun' }, read: withTimes({ id, name: 'Tagged', tag: 'sun' }) });
     expect(read.etag).toMatch(/^"\d+"$/);
     expect(created.etag).toBe(read.etag);
     expect(JSON.stringify({ ...read, id: read.id.toString() })).toBe(`{"id":"${id}","name":"Tagged","tag":"sun","createdAt":"${read.createdAt}","updatedAt":"${read.updatedAt}"}`);

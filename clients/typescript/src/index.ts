@@ -15,6 +15,8 @@ export type { ChangeEvent, ChangesQuery } from './changes.js';
 type Schemas = components['schemas'];
 export type NewPlant = Schemas['NewPlant'];
 export type Plant = Schemas['Plant'];
+/** What a create resolves with: the id sent, with the name and tag the service stored. */
+export type CreatedPlant = { id: bigint; name: string; tag?: string };
 /** A JSON Merge Patch: members left out keep their value, `tag: null` removes the tag. */
 export type PlantPatch = Schemas['PlantPatch'];
 export type Page = { plants: StoredPlant[]; nextAfter?: bigint };
@@ -115,14 +117,18 @@ export function createClient(options: ClientOptions) {
   }
 
   return {
-    /** Resolves with the plant as stored, without its id, and its ETag; an identical create answers the same, so it is retried. */
-    async createPlant(plant: NewPlant, { signal }: CallOptions = {}): Promise<Versioned<Plant>> {
+    /**
+     * Resolves with `{ id, name, tag? }`: the id sent (the service never echoes it) with the plant as stored, and its
+     * ETag. An identical create answers the same, so it is retried.
+     */
+    async createPlant(plant: NewPlant, { signal }: CallOptions = {}): Promise<Versioned<CreatedPlant>> {
+      const id = toId(plant.id);
       const tag = plant.tag === undefined ? '' : `,"tag":${JSON.stringify(plant.tag)}`;
       // JSON.stringify cannot write a bigint; the id goes out as its exact digits.
-      const body = `{"id":${toId(plant.id)},"name":${JSON.stringify(plant.name)}${tag}}`;
+      const body = `{"id":${id},"name":${JSON.stringify(plant.name)}${tag}}`;
       const response = await send('POST', `${base}/plants`, { body, signal });
       const stored = parseJson(await readText(response), response) as Plant;
-      return withEtag(stored.tag === undefined ? { name: stored.name } : { name: stored.name, tag: stored.tag }, response.headers.get('ETag'));
+      return withEtag(stored.tag === undefined ? { id, name: stored.name } : { id, name: stored.name, tag: stored.tag }, response.headers.get('ETag'));
     },
 
     /** Exactly `{ id, name, tag? }`, with the version's ETag in the non-enumerable `etag`. */
