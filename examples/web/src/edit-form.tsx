@@ -40,6 +40,7 @@ export function EditForm({ id, onSaved, onClose }: EditFormProps) {
   function save() {
     if (opened === undefined) return;
     setConflict(false);
+    say(undefined);
     update.mutate(
       { id, patch: { name, tag: tag === '' ? null : tag }, ifMatch: opened.etag },
       {
@@ -67,29 +68,33 @@ export function EditForm({ id, onSaved, onClose }: EditFormProps) {
       <h2>
         Edit plant <span id="edit-id" className="id">{id.toString()}</span>
       </h2>
-      <form
-        id="edit"
-        noValidate
-        onSubmit={(event) => {
-          event.preventDefault();
-          save();
-        }}
-      >
-        <Field id="edit-name" name="name" label="Name" value={name} onChange={setName} error={errors.name} />
-        <Field id="edit-tag" name="tag" label="Tag" value={tag} onChange={setTag} error={errors.tag} placeholder="empty: no tag" />
-        <button type="submit" disabled={opened === undefined || update.isPending}>
-          Save
-        </button>
-        <button type="button" id="edit-cancel" onClick={onClose}>
-          Cancel
-        </button>
-        <Message id="edit-message" role="alert" said={conflictSaid ?? said ?? (current.error === null ? undefined : { text: describe(current.error), failed: true })} />
-        {newer !== undefined && (
-          <button type="button" id="edit-reload" onClick={() => open(newer)}>
-            Load the current version
+      {opened === undefined ? (
+        <Message id="edit-message" role="alert" said={current.error === null ? { text: 'Reading the plant…' } : { text: describe(current.error), failed: true }} />
+      ) : (
+        <form
+          id="edit"
+          noValidate
+          onSubmit={(event) => {
+            event.preventDefault();
+            save();
+          }}
+        >
+          <Field id="edit-name" name="name" label="Name" value={name} onChange={setName} error={errors.name} />
+          <Field id="edit-tag" name="tag" label="Tag" value={tag} onChange={setTag} error={errors.tag} placeholder="empty: no tag" />
+          <button type="submit" disabled={update.isPending}>
+            Save
           </button>
-        )}
-      </form>
+          <button type="button" id="edit-cancel" onClick={onClose}>
+            Cancel
+          </button>
+          <Message id="edit-message" role="alert" said={conflictSaid ?? said} />
+          {newer !== undefined && (
+            <button type="button" id="edit-reload" onClick={() => open(newer)}>
+              Load the current version
+            </button>
+          )}
+        </form>
+      )}
     </section>
   );
 }
