@@ -48,6 +48,30 @@ function anyOf(patterns: readonly RegExp[]): (path: string) => boolean {
   return (path) => patterns.some((pattern) => pattern.test(path));
 }
 
+/** What a browser app on a listed origin may send and read (CORS_ORIGINS names the origins). */
+const CORS = {
+  methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
+  // If-Match and If-None-Match: conditional edits and reads; Last-Event-ID: a fetch-based reader resuming;
+  // Prefer: count=exact on GET /plants.
+  allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'If-Match', 'If-None-Match', 'Last-Event-ID', 'Prefer'],
+  // RateLimit and RateLimit-Policy (draft-8): a browser app can slow down before a 429. ETag: the
+  // version a browser app sends back in If-Match. X-Total-Count, Preference-Applied and Feed-Position: a
+  // list's count and the feed position it was read at (GET /plants).
+  exposedHeaders: [
+    'X-Request-Id',
+    'Retry-After',
+    'WWW-Authenticate',
+    'Link',
+    'RateLimit',
+    'RateLimit-Policy',
+    'ETag',
+    'X-Total-Count',
+    'Preference-Applied',
+    'Feed-Position',
+  ],
+  maxAge: 600,
+};
+
 /** Builds the whole HTTP app from its dependencies; reads no environment and listens on nothing. */
 export function createApp({ config, logger, resources, access, readiness, lifecycle, metrics, tokens, rateLimitStore }: AppDeps): Express {
   const app = express();
@@ -65,16 +89,7 @@ export function createApp({ config, logger, resources, access, readiness, lifecy
       securityHeaders(),
       ...(config.corsOrigins.length > 0
         ? [
-            cors({
-              origin: [...config.corsOrigins],
-              methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
-              // If-Match and If-None-Match: conditional edits and reads; Last-Event-ID: a fetch-based reader resuming.
-              allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'If-Match', 'If-None-Match', 'Last-Event-ID'],
-              // RateLimit and RateLimit-Policy (draft-8): a browser app can slow down before a 429. ETag: the
-              // version a browser app sends back in If-Match.
-              exposedHeaders: ['X-Request-Id', 'Retry-After', 'WWW-Authenticate', 'Link', 'RateLimit', 'RateLimit-Policy', 'ETag'],
-              maxAge: 600,
-            }),
+            cors({ origin: [...config.corsOrigins], ...CORS }),
           ]
         : []),
     ),

@@ -9,12 +9,12 @@ import { z } from 'zod';
  * itself (a wrong type, a missing value) are classified where the input is parsed (src/http/input.ts); a
  * resource's rules name their own.
  */
-export const FIELD_CODES = ['required', 'type', 'repeated', 'out_of_range', 'too_short', 'too_long', 'blank', 'invalid_characters', 'mismatch'] as const;
+export const FIELD_CODES = ['required', 'type', 'repeated', 'out_of_range', 'too_short', 'too_long', 'blank', 'invalid_characters', 'mismatch', 'unknown_value', 'malformed', 'conflict'] as const;
 export type FieldCode = (typeof FIELD_CODES)[number];
 
 export const fieldErrorSchema = z
   .strictObject({
-    field: z.string().meta({ description: 'The property or parameter: id, name, tag, limit or after.' }),
+    field: z.string().meta({ description: 'The property or parameter: id, name, tag, limit, after, q, sort or cursor.' }),
     code: z.enum(FIELD_CODES).meta({ description: 'The kind of problem; the same problem always gets the same code.' }),
     message: z.string().meta({ description: 'What to fix, for a person, without the field name; may be reworded.' }),
   })
@@ -27,7 +27,7 @@ export const errorSchema = z
     fields: z
       .array(fieldErrorSchema)
       .optional()
-      .meta({ description: 'Only on field validation (40006, 40012): one entry per problem, for a form to show beside each field.' }),
+      .meta({ description: 'Only on field and parameter validation (40006, 40012, 40040 to 40042): one entry per problem, for a form to show beside each field.' }),
   })
   .meta({ id: 'Error' });
 

@@ -13,6 +13,17 @@ export const catalogue = {
   malformed_request: { code: 40008, status: 400, message: 'The request is not valid HTTP/1.1.' },
   nesting_too_deep: { code: 40009, status: 400, message: 'The body nests arrays and objects deeper than 32 levels.' },
   invalid_parameter: { code: 40012, status: 400, message: 'A path or query parameter breaks its rule.' },
+  unknown_sort: { code: 40040, status: 400, message: 'sort: must be one of id, -id, name, -name, createdAt, -createdAt, updatedAt, -updatedAt.' },
+  invalid_cursor: {
+    code: 40041,
+    status: 400,
+    message: 'cursor: is not one this service made for this query (the same sort, q and tag); follow the Link of the previous page, or start again without cursor.',
+  },
+  paging_conflict: {
+    code: 40042,
+    status: 400,
+    message: 'after and cursor do not go together, and each goes with its sort: after with sort=id or -id, cursor with the other sorts.',
+  },
   missing_credentials: { code: 40101, status: 401, message: 'Send Authorization: Bearer <token>.' },
   invalid_token: { code: 40102, status: 401, message: 'The bearer token is not valid.' },
   token_expired: { code: 40103, status: 401, message: 'The access token has expired; get a new one from the identity provider.' },
@@ -42,7 +53,7 @@ export const catalogue = {
 
 export type Reason = keyof typeof catalogue;
 
-/** One problem of field validation, for a form to show beside the field; only 40006 and 40012 carry them. */
+/** One problem of field validation, for a form to show beside the field; 40006, 40012 and 40040 to 40042 carry them. */
 export type FieldProblem = { field: string; code: string; message: string };
 
 export class AppError extends Error {

@@ -6,7 +6,8 @@ import { localsOf } from '../request-locals';
 import type { PlantFeed, StreamLease } from './plant.feed';
 import type { PlantService } from './plant.service';
 import { plantBodyJson, plantJson } from './plant.json';
-import { feedQuerySchema, INT64_MAX, listQuerySchema, newPlantSchema, plantIdParamSchema, plantPatchSchema } from './plant.schemas';
+import { feedQuerySchema, INT64_MAX, newPlantSchema, plantIdParamSchema, plantPatchSchema } from './plant.schemas';
+import { cursorOf, parseListRequest } from './plant.list-query';
 import { etagOf, expectedVersions, noneMatch } from './plant.etags';
 
 // A feed position as sent in Last-Event-ID: plain decimal, 0 to 2^63 - 1.
@@ -63,16 +64,27 @@ export class PlantController {
     sendJson(res, plantBodyJson(plant));
   };
 
+  /**
+   * The answer carries Feed-Position always (the feed continues exactly after it), X-Total-Count only when
+   * Prefer asks (RFC 7240: Preference-Applied says it was), and a next Link repeating the query with where the
+   * next page starts: after=<id> for id sorts, an opaque cursor for the others.
+   */
   list = async (req: Request, res: Response): Promise<void> => {
     // Express matches /plants/ to /plants; there it is GET /plants/{id} with an empty id.
     rejectEmptyId(req);
     rejectMalformedQuery(req.originalUrl);
-    const parsed = listQuerySchema.safeParse(req.query);
-    if (!parsed.success) throw invalid('invalid_parameter', parsed.error, req.query);
-    const page = await this.service.list(parsed.data);
-    if (page.nextAfter !== undefined) {
-      const { limit, tag } = parsed.data;
-      res.set('Link', nextLink(req, [['limit', limit], ['after', page.nextAfter], ['tag', tag]]));
+    const request = parseListRequest(req.query, req.headers.prefer);
+    const page = await this.service.list(request.read);
+    res.setHeader('Vary', 'Prefer');
+    res.setHeader('Feed-Position', String(page.position));
+    if (page.total !== undefined) {
+      res.setHeader('X-Total-Count', String(page.total));
+      res.setHeader('Preference-Applied', 'count=exact');
+    }
+    const start = page.nextAfter !== undefined ? (['after', page.nextAfter] as const) : page.nextKeys !== undefined ? (['cursor', cursorOf(request, page.nextKeys)] as const) : undefined;
+    if (start !== undefined) {
+      const { limit, tag, q, sort } = request;
+      res.setHeader('Link', nextLink(req, [['limit', limit], ['sort', sort === 'id' ? undefined : sort], ['q', q], start, ['tag', tag]]));
     }
     sendNoStoreJson(res, page.json);
   };

@@ -4,7 +4,7 @@
  * other paths; it adds each operation's tag.
  */
 import { BODY_ERRORS, errorResponses, parameter, REQUEST_ERRORS, requestId, type JsonSchema } from '../openapi-responses';
-import { feedQuerySchema, listQuerySchema, plantIdParamSchema } from './plant.schemas';
+import { feedQuerySchema, listQueryExtraSchema, listQuerySchema, plantIdParamSchema } from './plant.schemas';
 
 export const PLANTS_TAG = { name: 'plants', description: 'The store of plants; every call needs a bearer token.' };
 
@@ -53,28 +53,58 @@ function addPlant(): JsonSchema {
 function listPlants(): JsonSchema {
   return {
     operationId: 'listPlants',
-    summary: 'List plants in ascending id, a page at a time (keyset paging with after).',
+    summary: 'List plants a page at a time: search by name, sort, count, and the feed position to follow from.',
+    description:
+      'Keyset paging: follow the Link header for the next page (after=<id> for sort id and -id, an opaque cursor for the other sorts), exact under concurrent writes: a plant present throughout comes exactly once. Every answer carries Feed-Position: GET /plants/events?after=<it> with the same q and tag continues exactly after the page, nothing missed and nothing twice.',
     security: [{ bearerAuth: ['plants:read'] }],
     parameters: [
       parameter('limit', 'query', listQuerySchema.shape.limit),
-      parameter('after', 'query', listQuerySchema.shape.after),
+      parameter('q', 'query', listQueryExtraSchema.shape.q),
+      parameter('sort', 'query', listQueryExtraSchema.shape.sort),
       parameter('tag', 'query', listQuerySchema.shape.tag),
+      parameter('after', 'query', listQuerySchema.shape.after),
+      parameter('cursor', 'query', listQueryExtraSchema.shape.cursor),
+      {
+        name: 'Prefer',
+        in: 'header',
+        required: false,
+        description: 'count=exact (RFC 7240): the answer carries X-Total-Count, every plant matching q and tag. Other preferences are ignored.',
+        schema: { type: 'string', example: 'count=exact' },
+      },
     ],
     responses: {
       '200': {
-        description: 'Up to limit plants with ids greater than after, in ascending id. Unknown query parameters are ignored.',
+        description: 'Up to limit plants matching q and tag, in the sort\'s order, after after or cursor. Unknown query parameters are ignored.',
         headers: {
           ...requestId,
           ...noStore,
           Link: {
             description:
-              'Only when more plants follow: <{the request path}?limit=N&after=ID[&tag=T]>; rel="next" (RFC 8288), relative to the URL the request was sent to.',
-            schema: { type: 'string' },
+              'Only when more plants follow: <{the request path}?limit=N[&sort=S][&q=Q](&after=ID|&cursor=C)[&tag=T]>; rel="next" (RFC 8288), relative to the URL the request was sent to.',
+            schema: { type: 'string', example: '</plants?limit=20&sort=name&q=fern&cursor=eyJzIjoibmFtZSIsInEiOiJmZXJuIiwiayI6WyJib3N0b24gZmVybiIsIkJvc3RvbiBmZXJuIiwiNDIiXX0>; rel="next"' },
+          },
+          'Feed-Position': {
+            description: 'The position of the last change the page reflects, read with its rows; 0 when the store never had a change. GET /plants/events?after=<it> continues there.',
+            schema: { type: 'string', pattern: '^(?:0|[1-9][0-9]{0,18})$', example: '1842' },
+          },
+          'X-Total-Count': {
+            description: 'With Prefer: count=exact only: how many plants match q and tag, whatever the page.',
+            schema: { type: 'string', pattern: '^(?:0|[1-9][0-9]*)$', example: '1234' },
+          },
+          'Preference-Applied': { description: 'count=exact when X-Total-Count is sent.', schema: { const: 'count=exact' } },
+          Vary: { description: 'Prefer: the answer depends on it.', schema: { const: 'Prefer' } },
+        },
+        content: {
+          'application/json': {
+            schema: { type: 'array', items: { $ref: '#/components/schemas/StoredPlant' } },
+            example: [
+              { id: 42, name: 'Boston fern', tag: 'shade', createdAt: '2026-11-27T09:41:07.250Z', updatedAt: '2026-11-27T09:41:07.250Z' },
+              { id: 7, name: 'Maidenhair fern', createdAt: '2026-11-26T16:03:12.004Z', updatedAt: '2026-11-27T08:15:40.918Z' },
+            ],
           },
         },
-        content: { 'application/json': { schema: { type: 'array', items: { $ref: '#/components/schemas/StoredPlant' } } } },
       },
-      ...errorResponses([...BY_ID, ...REQUEST_ERRORS], 'plants:read'),
+      ...errorResponses([...BY_ID, 'unknown_sort', 'invalid_cursor', 'paging_conflict', ...REQUEST_ERRORS], 'plants:read'),
     },
   };
 }

@@ -11,7 +11,8 @@ import { plantJson, plantsJson } from './plant.json';
 import { fillSearchKeysPostgres } from './plant.search-keys';
 import { applyWrites, type Applied, type AppliedBatch, type BatchWrite } from './plant.write.postgres';
 import type { ChangeOutboxRows } from '../change-outbox';
-import { INT64_MAX, INT64_MIN, type ListQuery } from './plant.schemas';
+import type { PlantListQuery } from './plant.list-query';
+import { listStatement, pageOfRows, type ListRow } from './plant.list.postgres';
 import { answerOf, type PlantWrite } from './plant.write-rule';
 import { ignoreStore, type StoreObserver } from '../observers';
 
@@ -73,25 +74,12 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
     return row === undefined ? undefined : { json: plantJson(row), version: row.version };
   }
 
-  /** Ascending id, ids greater than `after` when given, only `tag` when given, at most `limit` plants. */
-  async list(query: ListQuery): Promise<PlantsPage> {
-    // One statement per shape, not `($1 IS NULL OR id > $1)`: a prepared statement's generic plan could not
-    // start its index scan at the cursor, and a deep page would read every row before it.
-    if (query.after === INT64_MAX) return { json: '[]' };
-    const from = query.after === undefined ? INT64_MIN : query.after + 1n;
-    // One row more than the page: when it comes back, another page follows.
-    const { rows } =
-      query.tag === undefined
-        ? await this.query<Row>('plants_list', `SELECT id, ${selectMembers()} FROM plants WHERE id >= $1 ORDER BY id LIMIT $2`, [from, query.limit + 1])
-        : await this.query<Row>('plants_list_by_tag', `SELECT id, ${selectMembers()} FROM plants WHERE tag = $1 AND id >= $2 ORDER BY tag, id LIMIT $3`, [
-            query.tag,
-            from,
-            query.limit + 1,
-          ]);
-    const more = rows.length > query.limit;
-    if (more) rows.length = query.limit;
-    const last = rows[rows.length - 1];
-    return more && last !== undefined ? { json: plantsJson(rows), nextAfter: last.id } : { json: plantsJson(rows) };
+  /** One statement: the page, the feed position and the count in one snapshot (plant.list.postgres.ts). */
+  async list(query: PlantListQuery): Promise<PlantsPage> {
+    const { name, text, values } = listStatement(query);
+    const { rows } = await this.query<ListRow>(name, text, values);
+    const { plants, ...page } = pageOfRows(query, rows);
+    return { json: plantsJson(plants), ...page };
   }
 
   async readEvents(after: bigint, limit: number): Promise<ChangeEvent[]> {

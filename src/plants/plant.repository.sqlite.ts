@@ -13,17 +13,12 @@ import { plantJsonSqlite } from './plant.json';
 import { fillSearchKeysSqlite } from './plant.search-keys';
 import { PlantWriter } from './plant.writer';
 import type { ChangeContext, FoundPlant, PlantRepository, PlantsPage, WriteOutcome } from './plant.repository';
-import type { ListQuery } from './plant.schemas';
+import type { PlantListQuery } from './plant.list-query';
+import { SqlitePlantList } from './plant.list.sqlite';
 import { ignoreStore, type StoreObserver } from '../observers';
 
 // A plant as JSON text, written by SQLite: plantJson's bytes (plant.json.ts), with no row object per plant.
 const PLANT_JSON = plantJsonSqlite();
-
-/** A page's plants, each as its JSON text: `where` picks the rows, the last parameter is the limit. */
-const pageSql = (where: string) => `SELECT ${PLANT_JSON} FROM plants ${where} ORDER BY id LIMIT ?`;
-// Every plant's text starts with its id: {"id":<digits>,…
-const ID_START = '{"id":'.length;
-const idOf = (json: string): bigint => BigInt(json.slice(ID_START, json.indexOf(',', ID_START)));
 
 function translate(error: unknown): Error {
   // Matched by name and code, not instanceof: the native addon keeps the SqliteError class of the first
@@ -56,10 +51,7 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
   private readonly queue = new GroupCommit<ChangeWrite, WriteOutcome>((batch) => this.commit(batch));
   private readonly commitBatch: Database.Transaction<(batch: Batch) => (WriteOutcome | Error)[]>;
   private readonly byId: Database.Statement<[bigint], { json: string; version: bigint }>;
-  private readonly first: Database.Statement<[number], string>;
-  private readonly after: Database.Statement<[bigint, number], string>;
-  private readonly firstOfTag: Database.Statement<[string, number], string>;
-  private readonly afterOfTag: Database.Statement<[string, bigint, number], string>;
+  private readonly lists: SqlitePlantList;
   private readonly events: SqliteEventLog;
   private readonly positions: Positions;
   private readonly listeners = new Set<() => void>();
@@ -77,12 +69,8 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
     this.events = new SqliteEventLog(db);
     this.positions = { last: this.events.lastWritten() };
     this.byId = db.prepare<[bigint], { json: string; version: bigint }>(`SELECT ${PLANT_JSON} AS json, version FROM plants WHERE id = ?`);
-    // Keyset paging: each page is a range scan of the rowid (or of plants_by_tag), whatever its depth.
-    // Rows of one string each, joined here: cheaper than json_group_array, and in the statement's own order.
-    this.first = db.prepare<[number], string>(pageSql('')).pluck();
-    this.after = db.prepare<[bigint, number], string>(pageSql('WHERE id > ?')).pluck();
-    this.firstOfTag = db.prepare<[string, number], string>(pageSql('WHERE tag = ?')).pluck();
-    this.afterOfTag = db.prepare<[string, bigint, number], string>(pageSql('WHERE tag = ? AND id > ?')).pluck();
+    // Keyset paging: each page is a range scan of an index in its order (migrations/sqlite/009), whatever its depth.
+    this.lists = new SqlitePlantList(db, () => this.events.lastWritten());
     const positions = this.positions;
     // A nested transaction is a savepoint: a write that throws takes its event (and its position) back with it.
     const applyOne = db.transaction(sqliteChangeApplier(db, this.events, positions, outbox));
@@ -119,17 +107,9 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
     }
   }
 
-  list({ limit, after, tag }: ListQuery): Promise<PlantsPage> {
+  list(query: PlantListQuery): Promise<PlantsPage> {
     try {
-      // One row more than the page: when it comes back, another page follows.
-      let plants: string[];
-      if (tag === undefined) plants = after === undefined ? this.first.all(limit + 1) : this.after.all(after, limit + 1);
-      else plants = after === undefined ? this.firstOfTag.all(tag, limit + 1) : this.afterOfTag.all(tag, after, limit + 1);
-      const more = plants.length > limit;
-      if (more) plants.length = limit;
-      const last = plants[plants.length - 1];
-      const json = `[${plants.join(',')}]`;
-      return Promise.resolve(more && last !== undefined ? { json, nextAfter: idOf(last) } : { json });
+      return Promise.resolve(this.lists.read(query));
     } catch (error) {
       return Promise.reject(translateRead(error));
     }

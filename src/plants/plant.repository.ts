@@ -1,6 +1,7 @@
 import type { TraceContext } from '../tracing';
 import type { StoredPlant } from './plant.members';
-import type { ListQuery, NewPlant, PlantPatchBody } from './plant.schemas';
+import type { NewPlant, PlantPatchBody } from './plant.schemas';
+import type { PlantListQuery, SortKeys } from './plant.list-query';
 
 /**
  * A JSON Merge Patch already parsed (PlantPatch's members but the id): a member given replaces it, and null removes
@@ -40,8 +41,14 @@ export type { StoredPlant } from './plant.members';
 export type PlantsPage = {
   /** A JSON array of StoredPlant, `tag` left out where there is none. */
   json: string;
-  /** The page's last id when more plants follow it (for the same tag, when given): where the next page starts. */
+  /** The feed position of the last change the page reflects, read in the same snapshot as its rows; 0 before any. */
+  position: bigint;
+  /** With `count`: every plant matching tag and search, whatever the page. */
+  total?: number;
+  /** sort id or -id, when more plants follow: the page's last id, where the next page starts. */
   nextAfter?: bigint;
+  /** The other sorts, when more plants follow: the page's last keys (plant.list-query.ts SortKeys). */
+  nextKeys?: SortKeys;
 };
 
 /** Where a change came from, for what it sets off: the caller's W3C trace, continued by its webhook deliveries. */
@@ -60,8 +67,11 @@ export type PlantRepository = {
   create(plant: NewPlant, context?: ChangeContext): Promise<CreateOutcome>;
   /** The plant's JSON text (a StoredPlant) and version, or undefined when no plant has the id. */
   findById(id: bigint): Promise<FoundPlant | undefined>;
-  /** Ascending id, ids greater than `after` when given, only `tag` when given, at most `limit` plants. */
-  list(query: ListQuery): Promise<PlantsPage>;
+  /**
+   * At most `limit` plants matching `tag` and `search` (a substring of name_key), in `sort`'s order, after `after`
+   * (id sorts) or `from` (the others); the feed position and, with `count`, the total, all read in one snapshot.
+   */
+  list(query: PlantListQuery): Promise<PlantsPage>;
   /**
    * Applies the patch when the plant exists (and its version is one of `expected`, when given), as one step with
    * the check; resolves after the commit. An edit that changes something is a new version and a plant.updated

@@ -102,7 +102,7 @@ export const listQuerySchema = z.object({
     .refine((value) => value >= 1 && value <= LIMIT_MAX, rule(LIMIT_RULE, 'out_of_range'))
     .default(LIMIT_DEFAULT)
     .meta({ type: 'integer', minimum: 1, maximum: LIMIT_MAX, default: LIMIT_DEFAULT, description: `The most plants to return: ${LIMIT_RULE}, default ${LIMIT_DEFAULT}.` }),
-  after: int64Text('Only plants whose id is greater: the last id of the previous page (see the Link header).').optional(),
+  after: int64Text('Only with sort=id (ids greater) or sort=-id (ids smaller): the last id of the previous page (see the Link header).').optional(),
   tag: text(TAG_MAX, once('must be a string'))
     .optional()
     .meta({ description: `Only plants with exactly this tag: 1 to ${TAG_MAX} Unicode code points under the rules of tag.` }),
@@ -120,6 +120,38 @@ export const searchKey = (text: string): string => text.normalize('NFKC').toLowe
 export const searchTextSchema = text(SEARCH_MAX, once('must be a string')).meta({
   description: `Only plants whose name contains this text, compared without case (both in Unicode NFKC, lower-cased); % _ * \\ are literal. 1 to ${SEARCH_MAX} Unicode code points, at least one not white space.`,
   example: 'fern',
+});
+
+/** The orders of GET /plants: a member, `-` for descending. */
+export const SORTS = ['id', '-id', 'name', '-name', 'createdAt', '-createdAt', 'updatedAt', '-updatedAt'] as const;
+export type Sort = (typeof SORTS)[number];
+
+/**
+ * GET /plants beyond limit, after and tag: each a string given once here; which sort and cursor values are
+ * known, and which go together, is decided after (plant.list-query.ts), each with a code of its own.
+ */
+export const listQueryExtraSchema = z.object({
+  q: searchTextSchema.optional().meta({
+    description: `Only plants whose name contains this text, compared without case: both in Unicode NFKC and lower-cased (as JavaScript's toLowerCase does), a plain substring (% _ * \\ are literal). Combines with tag. 1 to ${SEARCH_MAX} Unicode code points, at least one not white space.`,
+    example: 'fern',
+  }),
+  sort: z
+    .string({ error: once('must be a string') })
+    .optional()
+    .meta({
+      enum: [...SORTS],
+      default: 'id',
+      example: '-createdAt',
+      description:
+        'The order: id (default), name (the name in NFKC, lower-cased, by code point; ties by the exact name by code point, then id), createdAt or updatedAt (ties by id); `-` before it for descending. No collation of the database decides it.',
+    }),
+  cursor: z
+    .string({ error: once('must be a string') })
+    .optional()
+    .meta({
+      description: 'Where the page starts, for sort other than id and -id: an opaque value from the Link of the previous page. Follow the Link; never build or change one.',
+      example: 'eyJzIjoibmFtZSIsImsiOlsibW9uc3RlcmEiLCJNb25zdGVyYSIsIjQyIl19',
+    }),
 });
 
 const POSITION_RULE = `must be a feed position: an integer from 0 to ${INT64_MAX} in plain decimal`;
@@ -173,4 +205,5 @@ export const storedPlantSchema = z
 export type NewPlant = z.infer<typeof newPlantSchema>;
 export type PlantPatchBody = z.infer<typeof plantPatchSchema>;
 export type ListQuery = z.infer<typeof listQuerySchema>;
+export type ListQueryExtra = z.infer<typeof listQueryExtraSchema>;
 export type Plant = z.infer<typeof plantSchema>;

@@ -1,6 +1,7 @@
 import { AppError } from '../errors';
 import type { ChangeContext, Expected, FoundPlant, PlantPatch, PlantRepository, PlantsPage, StoredPlant } from './plant.repository';
-import type { ListQuery, NewPlant, Plant } from './plant.schemas';
+import type { NewPlant, Plant } from './plant.schemas';
+import type { PlantListQuery } from './plant.list-query';
 
 const notFound = (id: bigint) => new AppError('plant_not_found', `id: no plant has id ${id}.`);
 const stale = (id: bigint, version: bigint) =>
@@ -34,8 +35,8 @@ export class PlantService {
     return plant;
   }
 
-  /** One page of plants as JSON text, and the id to continue after when more follow. */
-  list(query: ListQuery): Promise<PlantsPage> {
+  /** One page of plants as JSON text, where the next starts when more follow, the feed position and the count. */
+  list(query: PlantListQuery): Promise<PlantsPage> {
     return this.plants.list(query);
   }
 

@@ -100,18 +100,29 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(document.paths['/plants/{id}'].delete.responses)).toContain('204');
   });
 
-  it('when the list is documented, then limit, after and tag are its query parameters and Link a response header', () => {
+  it('when the list is documented, then its query parameters, Prefer, and the Link, Feed-Position and count headers are there', () => {
     const list = document.paths['/plants'].get;
 
     expect(list.parameters).toEqual([
       expect.objectContaining({ name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } }),
-      expect.objectContaining({ name: 'after', in: 'query', required: false, schema: { type: 'integer', format: 'int64' } }),
+      expect.objectContaining({ name: 'q', in: 'query', required: false, schema: expect.objectContaining({ type: 'string', minLength: 1, maxLength: 100, example: 'fern' }) }),
+      expect.objectContaining({
+        name: 'sort',
+        in: 'query',
+        required: false,
+        schema: expect.objectContaining({ enum: ['id', '-id', 'name', '-name', 'createdAt', '-createdAt', 'updatedAt', '-updatedAt'], default: 'id' }),
+      }),
       expect.objectContaining({ name: 'tag', in: 'query', required: false, schema: expect.objectContaining({ type: 'string', minLength: 1, maxLength: 100 }) }),
+      expect.objectContaining({ name: 'after', in: 'query', required: false, schema: { type: 'integer', format: 'int64' } }),
+      expect.objectContaining({ name: 'cursor', in: 'query', required: false, schema: expect.objectContaining({ type: 'string' }) }),
+      expect.objectContaining({ name: 'Prefer', in: 'header', required: false }),
     ]);
     expect(document.paths['/plants/{id}'].parameters).toEqual([
       expect.objectContaining({ name: 'id', in: 'path', required: true, schema: { type: 'integer', format: 'int64' } }),
     ]);
-    expect(Object.keys(list.responses['200'].headers)).toEqual(expect.arrayContaining(['Link', 'Cache-Control']));
+    expect(Object.keys(list.responses['200'].headers)).toEqual(
+      expect.arrayContaining(['Link', 'Cache-Control', 'Feed-Position', 'X-Total-Count', 'Preference-Applied', 'Vary']),
+    );
   });
 
   it('when the document says what a body may be, then the service agrees on each sample', async () => {

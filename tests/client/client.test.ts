@@ -62,13 +62,21 @@ describe('the TypeScript client against the service, in Node', () => {
     const client = createClient({ baseUrl: app.url, token: TOKEN });
     const pageTag = `${tag}-pages`;
     const ids = [BIG + 10n, BIG + 11n, BIG + 12n];
-    for (const id of ids) await client.createPlant({ id, name: `Paged ${id}`, tag: pageTag });
+    const created = [];
+    for (const id of ids) created.push(await client.createPlant({ id, name: `Paged ${id}`, tag: pageTag }));
+    // A plant's ETag after a change is that change's position.
+    const position = BigInt(created[2]?.etag?.replaceAll('"', '') ?? -1);
 
     const first = await client.listPlants({ limit: 2, tag: pageTag });
     const last = await client.listPlants({ limit: 2, tag: pageTag, after: first.nextAfter });
 
-    expect(first).toEqual({ plants: ids.slice(0, 2).map((id) => withTimes({ id, name: `Paged ${id}`, tag: pageTag })), nextAfter: 9007199254741004n });
-    expect(last).toEqual({ plants: [withTimes({ id: 9007199254741005n, name: 'Paged 9007199254741005', tag: pageTag })] });
+    expect(first).toEqual({
+      plants: ids.slice(0, 2).map((id) => withTimes({ id, name: `Paged ${id}`, tag: pageTag })),
+      next: `${app.url}/plants?limit=2&after=9007199254741004&tag=${pageTag}`,
+      nextAfter: 9007199254741004n,
+      position,
+    });
+    expect(last).toEqual({ plants: [withTimes({ id: 9007199254741005n, name: 'Paged 9007199254741005', tag: pageTag })], position });
   });
 
   it('when every plant is iterated, then it follows Link to the end with one request per page', async () => {

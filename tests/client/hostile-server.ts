@@ -26,7 +26,8 @@ export type HostileServer = Awaited<ReturnType<typeof hostileServer>>;
 
 /** Answers JSON text as given, with any extra headers. */
 export function json(res: http.ServerResponse, text: string, headers: Record<string, string> = {}, status = 200): void {
-  res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+  // Every list answer of the service carries its Feed-Position; a hostile one here does too, so what is tested is the rest.
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Feed-Position': '0', ...headers });
   res.end(text);
 }
 

@@ -63,6 +63,7 @@ describe('plant-store export and import (SQLite)', () => {
       '006-webhook-event-type.sql',
       '007-restore-marks.sql',
       '008-plant-times-and-keys.sql',
+      '009-plant-orders.sql',
     ]);
     db.close();
   });

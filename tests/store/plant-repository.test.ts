@@ -152,14 +152,15 @@ describeWith('postgres', 'PlantRepository on PostgreSQL', (server) => {
     const first = await plantRepository(store).list({ limit: 1 });
     const pastTheEnd = await plantRepository(store).list({ limit: 5, after: 9223372036854775807n });
 
-    expect(page).toEqual({ json: plantsText([`{"id":${base + 2n},"name":"L3"}`, `{"id":${base + 3n},"name":"L2","tag":"tag-${base}"}`]), nextAfter: base + 3n });
+    expect(page).toEqual({ json: plantsText([`{"id":${base + 2n},"name":"L3"}`, `{"id":${base + 3n},"name":"L2","tag":"tag-${base}"}`]), nextAfter: base + 3n, position: expect.any(BigInt) as unknown });
     expect({ first, pastTheEnd }).toEqual({
       // An earlier test may have stored the smallest id first, under its own name.
-      first: { json: expect.stringMatching(/^\[\{"id":-9223372036854775808,"name":"[^"]+","createdAt":"[^"]+","updatedAt":"[^"]+"\}\]$/) as unknown, nextAfter: -9223372036854775808n },
-      pastTheEnd: { json: '[]' },
+      first: { json: expect.stringMatching(/^\[\{"id":-9223372036854775808,"name":"[^"]+","createdAt":"[^"]+","updatedAt":"[^"]+"\}\]$/) as unknown, nextAfter: -9223372036854775808n, position: expect.any(BigInt) as unknown },
+      pastTheEnd: { json: '[]', position: expect.any(BigInt) as unknown },
     });
     expect(tagged).toEqual({
       json: plantsText([`{"id":${base + 3n},"name":"L2","tag":"tag-${base}"}`, `{"id":${base + 4n},"name":"L4","tag":"tag-${base}"}`, `{"id":${base + 5n},"name":"L0","tag":"tag-${base}"}`]),
+      position: expect.any(BigInt) as unknown,
     });
   });
 

@@ -27,6 +27,8 @@ export type ChangeEvent =
 export type ChangesQuery = {
   /** Resume after this position (a ChangeEvent's `position`); without it the feed starts live. */
   after?: bigint;
+  /** Only changes of plants whose name contains this (without case, NFKC), before or after the change. */
+  q?: string;
   tag?: string;
   signal?: AbortSignal;
   /** A connection silent this long (no event, no heartbeat) is taken as dead and reopened. The service beats every 15 s. */

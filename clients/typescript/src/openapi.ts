@@ -11,7 +11,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List plants in ascending id, a page at a time (keyset paging with after). */
+        /**
+         * List plants a page at a time: search by name, sort, count, and the feed position to follow from.
+         * @description Keyset paging: follow the Link header for the next page (after=<id> for sort id and -id, an opaque cursor for the other sorts), exact under concurrent writes: a plant present throughout comes exactly once. Every answer carries Feed-Position: GET /plants/events?after=<it> with the same q and tag continues exactly after the page, nothing missed and nothing twice.
+         */
         get: operations["listPlants"];
         put?: never;
         /** Create a plant; re-sending the identical plant is a safe retry. */
@@ -235,17 +238,17 @@ export interface components {
             error: number;
             /** @description What went wrong and what to fix, for a person. */
             message: string;
-            /** @description Only on field validation (40006, 40012): one entry per problem, for a form to show beside each field. */
+            /** @description Only on field and parameter validation (40006, 40012, 40040 to 40042): one entry per problem, for a form to show beside each field. */
             fields?: components["schemas"]["FieldError"][];
         };
         FieldError: {
-            /** @description The property or parameter: id, name, tag, limit or after. */
+            /** @description The property or parameter: id, name, tag, limit, after, q, sort or cursor. */
             field: string;
             /**
              * @description The kind of problem; the same problem always gets the same code.
              * @enum {string}
              */
-            code: "required" | "type" | "repeated" | "out_of_range" | "too_short" | "too_long" | "blank" | "invalid_characters" | "mismatch";
+            code: "required" | "type" | "repeated" | "out_of_range" | "too_short" | "too_long" | "blank" | "invalid_characters" | "mismatch" | "unknown_value" | "malformed" | "conflict";
             /** @description What to fix, for a person, without the field name; may be reworded. */
             message: string;
         };
@@ -263,33 +266,67 @@ export interface operations {
             query?: {
                 /** @description The most plants to return: must be an integer from 1 to 1000, default 100. */
                 limit?: number;
-                /** @description Only plants whose id is greater: the last id of the previous page (see the Link header). */
-                after?: bigint;
+                /** @description Only plants whose name contains this text, compared without case: both in Unicode NFKC and lower-cased (as JavaScript's toLowerCase does), a plain substring (% _ * \ are literal). Combines with tag. 1 to 100 Unicode code points, at least one not white space. */
+                q?: string;
+                /** @description The order: id (default), name (the name in NFKC, lower-cased, by code point; ties by the exact name by code point, then id), createdAt or updatedAt (ties by id); `-` before it for descending. No collation of the database decides it. */
+                sort?: "id" | "-id" | "name" | "-name" | "createdAt" | "-createdAt" | "updatedAt" | "-updatedAt";
                 /** @description Only plants with exactly this tag: 1 to 100 Unicode code points under the rules of tag. */
                 tag?: string;
+                /** @description Only with sort=id (ids greater) or sort=-id (ids smaller): the last id of the previous page (see the Link header). */
+                after?: bigint;
+                /** @description Where the page starts, for sort other than id and -id: an opaque value from the Link of the previous page. Follow the Link; never build or change one. */
+                cursor?: string;
             };
-            header?: never;
+            header?: {
+                /** @description count=exact (RFC 7240): the answer carries X-Total-Count, every plant matching q and tag. Other preferences are ignored. */
+                Prefer?: string;
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Up to limit plants with ids greater than after, in ascending id. Unknown query parameters are ignored. */
+            /** @description Up to limit plants matching q and tag, in the sort's order, after after or cursor. Unknown query parameters are ignored. */
             200: {
                 headers: {
                     /** @description The request id: the client's well-formed X-Request-Id, else one generated. */
                     "X-Request-Id"?: string;
                     /** @description no-store: plants change; no cache may keep them. */
                     "Cache-Control"?: "no-store";
-                    /** @description Only when more plants follow: <{the request path}?limit=N&after=ID[&tag=T]>; rel="next" (RFC 8288), relative to the URL the request was sent to. */
+                    /** @description Only when more plants follow: <{the request path}?limit=N[&sort=S][&q=Q](&after=ID|&cursor=C)[&tag=T]>; rel="next" (RFC 8288), relative to the URL the request was sent to. */
                     Link?: string;
+                    /** @description The position of the last change the page reflects, read with its rows; 0 when the store never had a change. GET /plants/events?after=<it> continues there. */
+                    "Feed-Position"?: string;
+                    /** @description With Prefer: count=exact only: how many plants match q and tag, whatever the page. */
+                    "X-Total-Count"?: string;
+                    /** @description count=exact when X-Total-Count is sent. */
+                    "Preference-Applied"?: "count=exact";
+                    /** @description Prefer: the answer depends on it. */
+                    Vary?: "Prefer";
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": 42,
+                     *         "name": "Boston fern",
+                     *         "tag": "shade",
+                     *         "createdAt": "2026-11-27T09:41:07.250Z",
+                     *         "updatedAt": "2026-11-27T09:41:07.250Z"
+                     *       },
+                     *       {
+                     *         "id": 7,
+                     *         "name": "Maidenhair fern",
+                     *         "createdAt": "2026-11-26T16:03:12.004Z",
+                     *         "updatedAt": "2026-11-27T08:15:40.918Z"
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["StoredPlant"][];
                 };
             };
-            /** @description 40008: The request is not valid HTTP/1.1. | 40012: A path or query parameter breaks its rule. */
+            /** @description 40008: The request is not valid HTTP/1.1. | 40012: A path or query parameter breaks its rule. | 40040: sort: must be one of id, -id, name, -name, createdAt, -createdAt, updatedAt, -updatedAt. | 40041: cursor: is not one this service made for this query (the same sort, q and tag); follow the Link of the previous page, or start again without cursor. | 40042: after and cursor do not go together, and each goes with its sort: after with sort=id or -id, cursor with the other sorts. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -297,7 +334,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40008 | 40012;
+                        error?: 40008 | 40012 | 40040 | 40041 | 40042;
                     };
                 };
             };

@@ -1,0 +1,98 @@
+/**
+ * GET /plants on PostgreSQL: one statement per shape of query (sort, tag, q, a start or none, a count or none),
+ * so the page, the count and the feed position (plant_event_counter, written in every change's transaction) are
+ * read in one snapshot. Text compares COLLATE "C" (byte order of UTF-8: code point order, as SQLite's BINARY),
+ * never by the database's collation; name_key, created_at and updated_at are COLLATE "C" columns, name is not.
+ * q is strpos() on name_key: a plain substring, with no LIKE pattern characters to escape. SQL only.
+ */
+import { selectMembers, type MemberColumns } from './plant.members';
+import { isIdSort, type PlantListQuery } from './plant.list-query';
+import { idBound, keysOf, orderOf, type Order, type SortColumn } from './plant.list-order';
+import type { PlantsPage } from './plant.repository';
+
+export type ListRow = { id: bigint | null; name_key: string | null; position: bigint; total?: bigint } & MemberColumns;
+export type ListStatement = { name: string; text: string; values: unknown[] };
+type Listed = ListRow & { id: bigint };
+/** A page as rows: the store writes their JSON (plant.json.ts). */
+export type RowsPage = Omit<PlantsPage, 'json'> & { plants: Listed[] };
+
+const compared = (column: SortColumn) => (column === 'name' ? 'name COLLATE "C"' : column);
+
+type Shape = { order: Order; idSort: boolean; tag: boolean; search: boolean; start: boolean; count: boolean };
+
+/** The statement for a shape, its parameters numbered in the order `values` pushes them. */
+function listSql(shape: Shape): string {
+  const { columns, descending } = shape.order;
+  const direction = descending ? ' DESC' : '';
+  let next = 0;
+  const param = () => `$${(next += 1)}`;
+  const filters: string[] = [];
+  if (shape.tag) filters.push(`tag = ${param()}`);
+  if (shape.search) filters.push(`strpos(name_key, ${param()}) > 0`);
+  const where = [...filters];
+  if (shape.idSort) where.push(`id ${descending ? '<=' : '>='} ${param()}`);
+  else if (shape.start) where.push(`(${columns.map(compared).join(', ')}) ${descending ? '<' : '>'} (${columns.map(param).join(', ')})`);
+  const limit = param();
+  const clause = (conditions: string[]) => (conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '');
+  // With a tag, id pages lead with tag so the plan walks plants_by_tag (tag, id) in order.
+  const inner = [...(shape.idSort && shape.tag ? ['tag'] : []), ...columns.map(compared)].map((column) => column + direction);
+  const outer = columns.map((column) => `page.${compared(column)}${direction}`);
+  const total = shape.count ? `, (SELECT count(*) FROM plants${clause(filters)}) AS total` : '';
+  return (
+    `WITH page AS (SELECT id, ${selectMembers()}, name_key FROM plants${clause(where)} ORDER BY ${inner.join(', ')} LIMIT ${limit}) ` +
+    // The counter row joined to the page: the position comes even when the page is empty.
+    `SELECT c.last_pos AS position${total}, page.* FROM plant_event_counter c LEFT JOIN page ON true ORDER BY ${outer.join(', ')}`
+  );
+}
+
+/** The statement for a query, named by its shape (a prepared statement per shape). */
+export function listStatement(query: PlantListQuery): ListStatement {
+  const sort = query.sort ?? 'id';
+  const idSort = isIdSort(sort);
+  const order = orderOf(sort);
+  const shape: Shape = {
+    order,
+    idSort,
+    tag: query.tag !== undefined,
+    search: query.search !== undefined,
+    start: query.from !== undefined,
+    count: query.count === true,
+  };
+  const values: unknown[] = [];
+  if (query.tag !== undefined) values.push(query.tag);
+  if (query.search !== undefined) values.push(query.search);
+  let limit = query.limit + 1;
+  if (idSort) {
+    const bound = idBound(query.after, order.descending);
+    // Past the end of int64: a page of none, still read with its position and count.
+    values.push(bound ?? 0n);
+    if (bound === undefined) limit = 0;
+  } else if (query.from !== undefined) values.push(...query.from);
+  // One row more than the page: when it comes back, another page follows.
+  values.push(limit);
+  const name = `plants_list_${sort.replace('-', 'desc_')}${shape.tag ? '_tag' : ''}${shape.search ? '_q' : ''}${shape.start ? '_from' : ''}${shape.count ? '_count' : ''}`;
+  return { name, text: listSql(shape), values };
+}
+
+/** The page from the statement's rows: the plants (the counter's row alone when none), the position, the total. */
+export function pageOfRows(query: PlantListQuery, rows: ListRow[]): RowsPage {
+  const first = rows[0];
+  const plants = rows.filter((row): row is Listed => row.id !== null);
+  const page: RowsPage = { plants, position: first?.position ?? 0n };
+  if (query.count === true) page.total = Number(first?.total ?? 0n);
+  if (plants.length <= query.limit) return page;
+  plants.length = query.limit;
+  const last = plants[plants.length - 1] as Listed;
+  const sort = query.sort ?? 'id';
+  if (isIdSort(sort)) page.nextAfter = last.id;
+  else {
+    page.nextKeys = keysOf(orderOf(sort), {
+      id: last.id,
+      name: last.name as string,
+      nameKey: last.name_key as string,
+      createdAt: last.createdAt as string,
+      updatedAt: last.updatedAt as string,
+    });
+  }
+  return page;
+}

@@ -1,0 +1,121 @@
+/**
+ * GET /plants on SQLite: one statement per shape of query (sort, tag, q, a start or none), prepared on first use;
+ * the page, the count and the feed position read in one read transaction, so all three are one snapshot. Text
+ * compares by SQLite's BINARY collation: memcmp of UTF-8, code point order. q is instr() on name_key: a plain
+ * substring, with no LIKE pattern characters to escape. SQL only.
+ */
+import type Database from 'better-sqlite3';
+import type { Db } from '../db/database.sqlite';
+import { plantJsonSqlite } from './plant.json';
+import { isIdSort, type PlantListQuery } from './plant.list-query';
+import { idBound, keysOf, orderOf, type Order } from './plant.list-order';
+import type { PlantsPage } from './plant.repository';
+
+const PLANT_JSON = plantJsonSqlite();
+// Every plant's text starts with its id: {"id":<digits>,…
+const ID_START = '{"id":'.length;
+const idOf = (json: string): bigint => BigInt(json.slice(ID_START, json.indexOf(',', ID_START)));
+
+type Shape = { order: Order; tag: boolean; search: boolean; start: boolean };
+
+function filters({ tag, search }: Pick<Shape, 'tag' | 'search'>): string[] {
+  const where: string[] = [];
+  if (tag) where.push('tag = ?');
+  if (search) where.push('instr(name_key, ?) > 0');
+  return where;
+}
+
+/** The page's statement: for id orders a bound on the id always (the first page from the end of int64). */
+function pageSql(shape: Shape): string {
+  const { columns, descending } = shape.order;
+  const where = filters(shape);
+  const byId = columns.length === 1;
+  if (byId) where.push(descending ? 'id <= ?' : 'id >= ?');
+  else if (shape.start) where.push(`(${columns.join(', ')}) ${descending ? '<' : '>'} (${columns.map(() => '?').join(', ')})`);
+  const direction = descending ? ' DESC' : '';
+  const select = byId ? PLANT_JSON : `${PLANT_JSON}, name_key`;
+  const conditions = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
+  return `SELECT ${select} FROM plants${conditions} ORDER BY ${columns.map((column) => column + direction).join(', ')} LIMIT ?`;
+}
+
+export class SqlitePlantList {
+  private readonly statements = new Map<string, Database.Statement>();
+  private readonly snapshot: Database.Transaction<(query: PlantListQuery) => PlantsPage>;
+
+  /** `position`: the last feed position written, read on the same connection. */
+  constructor(
+    private readonly db: Db,
+    position: () => bigint,
+  ) {
+    // A deferred transaction: its snapshot starts at the first read and holds for the page, count and position.
+    this.snapshot = db.transaction((query: PlantListQuery) => {
+      const page = this.page(query);
+      if (query.count === true) page.total = this.count(query);
+      page.position = position();
+      return page;
+    });
+  }
+
+  read(query: PlantListQuery): PlantsPage {
+    return this.snapshot(query);
+  }
+
+  private statement(key: string, sql: () => string): Database.Statement {
+    let statement = this.statements.get(key);
+    if (statement === undefined) {
+      statement = this.db.prepare(sql());
+      this.statements.set(key, statement);
+    }
+    return statement;
+  }
+
+  private page(query: PlantListQuery): PlantsPage {
+    const sort = query.sort ?? 'id';
+    const order = orderOf(sort);
+    const shape: Shape = { order, tag: query.tag !== undefined, search: query.search !== undefined, start: query.from !== undefined };
+    const key = `${sort}|${shape.tag}|${shape.search}|${shape.start}`;
+    const statement = this.statement(key, () => pageSql(shape));
+    const values: unknown[] = [];
+    if (query.tag !== undefined) values.push(query.tag);
+    if (query.search !== undefined) values.push(query.search);
+    if (isIdSort(sort)) {
+      const bound = idBound(query.after, order.descending);
+      if (bound === undefined) return { json: '[]', position: 0n };
+      values.push(bound);
+    } else if (query.from !== undefined) values.push(...query.from);
+    // One row more than the page: when it comes back, another page follows.
+    values.push(query.limit + 1);
+    return isIdSort(sort) ? this.idPage(statement, values, query.limit) : this.keyedPage(statement, values, query.limit, order);
+  }
+
+  private idPage(statement: Database.Statement, values: unknown[], limit: number): PlantsPage {
+    const plants = statement.pluck().all(...values) as string[];
+    const more = plants.length > limit;
+    if (more) plants.length = limit;
+    const last = plants[plants.length - 1];
+    const page: PlantsPage = { json: `[${plants.join(',')}]`, position: 0n };
+    if (more && last !== undefined) page.nextAfter = idOf(last);
+    return page;
+  }
+
+  private keyedPage(statement: Database.Statement, values: unknown[], limit: number, order: Order): PlantsPage {
+    const rows = statement.raw().all(...values) as [string, string][];
+    const more = rows.length > limit;
+    if (more) rows.length = limit;
+    const page: PlantsPage = { json: `[${rows.map((row) => row[0]).join(',')}]`, position: 0n };
+    const last = rows[rows.length - 1];
+    if (more && last !== undefined) {
+      const { name, createdAt, updatedAt } = JSON.parse(last[0]) as { name: string; createdAt: string; updatedAt: string };
+      page.nextKeys = keysOf(order, { id: idOf(last[0]), name, nameKey: last[1], createdAt, updatedAt });
+    }
+    return page;
+  }
+
+  private count(query: PlantListQuery): number {
+    const shape = { tag: query.tag !== undefined, search: query.search !== undefined };
+    const where = filters(shape);
+    const statement = this.statement(`count|${shape.tag}|${shape.search}`, () => `SELECT count(*) FROM plants${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`);
+    const values = [query.tag, query.search].filter((value) => value !== undefined);
+    return Number(statement.pluck().get(...values));
+  }
+}
