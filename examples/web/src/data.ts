@@ -4,7 +4,7 @@
  * @plant-store/client, so what the client offers changes this file only. Query keys hold ids as decimal strings:
  * TanStack hashes keys with JSON.stringify, which throws on a bigint; the data keeps ids as bigint.
  */
-import { createClient, newPlantId, PlantStoreError, type PlantPatch, type PlantStoreClient, type StoredPlant } from '@plant-store/client';
+import { createClient, newPlantId, PlantStoreError, type PlantPatch, type PlantSort, type PlantStoreClient, type StoredPlant } from '@plant-store/client';
 import { infiniteQueryOptions, queryOptions, useInfiniteQuery, useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { createContext, useContext, useEffect, useState } from 'react';
 
@@ -24,8 +24,8 @@ export const SORTS = [
   ['updatedAt', 'Least recently changed'],
   ['id', 'Id, ascending'],
   ['-id', 'Id, descending'],
-] as const;
-export type Sort = (typeof SORTS)[number][0];
+] as const satisfies readonly (readonly [PlantSort, string])[];
+export type Sort = PlantSort;
 export type PlantQuery = { q?: string; sort: Sort };
 
 /** A plant as read, with the ETag of that version (the client keeps it off the plant's enumerable members). */
@@ -55,9 +55,10 @@ export const keys = {
 function listOptions(client: PlantStoreClient, query: PlantQuery) {
   return infiniteQueryOptions({
     queryKey: keys.list(query),
-    queryFn: ({ pageParam, signal }) => client.listPlants({ limit: PAGE_SIZE, after: pageParam }, { signal }),
-    initialPageParam: undefined as bigint | undefined,
-    getNextPageParam: (page) => page.nextAfter,
+    // The first page asks for the count; the next ones follow the service's Link (`next`), which keeps q and sort.
+    queryFn: ({ pageParam, signal }) => client.listPlants(pageParam === undefined ? { ...query, limit: PAGE_SIZE, count: true } : { next: pageParam }, { signal }),
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (page) => page.next,
   });
 }
 
@@ -76,7 +77,7 @@ export function usePlantList(query: PlantQuery) {
   const list = useInfiniteQuery(listOptions(useClient(), query));
   return {
     plants: list.data?.pages.flatMap((page) => page.plants) ?? [],
-    total: undefined as number | undefined,
+    total: list.data?.pages[0]?.total,
     pending: list.isPending,
     error: list.error,
     hasMore: list.hasNextPage,
