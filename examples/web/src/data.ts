@@ -4,7 +4,7 @@
  * @plant-store/client, so what the client offers changes this file only. Query keys hold ids as decimal strings:
  * TanStack hashes keys with JSON.stringify, which throws on a bigint; the data keeps ids as bigint.
  */
-import { createClient, newPlantId, PlantStoreError, type PlantPatch, type PlantSort, type PlantStoreClient, type StoredPlant } from '@plant-store/client';
+import { createClient, newPlantId, PlantStoreError, type PlantPatch, type PlantSort, type PlantStoreClient, type StoredPlant, type Versioned } from '@plant-store/client';
 import { infiniteQueryOptions, queryOptions, useInfiniteQuery, useMutation, useQuery, useQueryClient, type QueryClient } from '@tanstack/react-query';
 import { createContext, useContext, useEffect, useState } from 'react';
 
@@ -28,8 +28,8 @@ export const SORTS = [
 export type Sort = PlantSort;
 export type PlantQuery = { q?: string; sort: Sort };
 
-/** A plant as read, with the ETag of that version (the client keeps it off the plant's enumerable members). */
-export type PlantVersion = { plant: StoredPlant; etag?: string };
+/** A plant as read, with the ETag of that version in `etag` (off the enumerable members, so a spread drops it). */
+export type PlantVersion = Versioned<StoredPlant>;
 export type LiveStatus = { state: 'connecting' | 'live' } | { state: 'stopped'; error: unknown };
 
 export function connect(token: string): PlantStoreClient {
@@ -65,10 +65,9 @@ function listOptions(client: PlantStoreClient, query: PlantQuery) {
 function plantOptions(client: PlantStoreClient, id: bigint) {
   return queryOptions({
     queryKey: keys.plant(id),
-    queryFn: async ({ signal }): Promise<PlantVersion> => {
-      const plant = await client.getPlant(id, { signal });
-      return { plant, etag: plant.etag };
-    },
+    queryFn: ({ signal }): Promise<PlantVersion> => client.getPlant(id, { signal }),
+    // Structural sharing would keep an equal-looking older object, and with it the older ETag.
+    structuralSharing: false,
   });
 }
 
@@ -104,12 +103,9 @@ export function useUpdatePlant() {
   const client = useClient();
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: async ({ id, patch, ifMatch }: { id: bigint; patch: PlantPatch; ifMatch?: string }): Promise<PlantVersion> => {
-      const plant = await client.updatePlant(id, patch, { ifMatch });
-      return { plant, etag: plant.etag };
-    },
+    mutationFn: ({ id, patch, ifMatch }: { id: bigint; patch: PlantPatch; ifMatch?: string }): Promise<PlantVersion> => client.updatePlant(id, patch, { ifMatch }),
     onSuccess: (stored) => {
-      queryClient.setQueryData(keys.plant(stored.plant.id), stored);
+      queryClient.setQueryData(keys.plant(stored.id), stored);
       return queryClient.invalidateQueries({ queryKey: keys.lists() });
     },
     onError: (error, { id }) => {
@@ -122,8 +118,8 @@ export function useDeletePlant() {
   const client = useClient();
   const queryClient = useQueryClient();
   return useMutation({
-    mutationFn: (id: bigint) => client.deletePlant(id),
-    onSuccess: (_nothing, id) => {
+    mutationFn: ({ id }: { id: bigint }) => client.deletePlant(id),
+    onSuccess: (_nothing, { id }) => {
       queryClient.removeQueries({ queryKey: keys.plant(id) });
       return queryClient.invalidateQueries({ queryKey: keys.lists() });
     },
@@ -143,7 +139,7 @@ function follow(client: PlantStoreClient, queryClient: QueryClient, onStatus: (s
         if (change.type === 'open') onStatus({ state: 'live' });
         else if (change.type === 'plant.deleted') queryClient.removeQueries({ queryKey: keys.plant(change.id) });
         else if (change.type !== 'reset' && queryClient.getQueryData(keys.plant(change.plant.id)) !== undefined) {
-          queryClient.setQueryData<PlantVersion>(keys.plant(change.plant.id), { plant: change.plant, etag: change.plant.etag });
+          queryClient.setQueryData<PlantVersion>(keys.plant(change.plant.id), change.plant);
         }
         void queryClient.invalidateQueries({ queryKey: keys.lists() });
       }

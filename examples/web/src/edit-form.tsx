@@ -25,8 +25,8 @@ export function EditForm({ id, onSaved, onClose }: EditFormProps) {
 
   function open(version: PlantVersion) {
     setOpened(version);
-    setName(version.plant.name);
-    setTag(version.plant.tag ?? '');
+    setName(version.name);
+    setTag(version.tag ?? '');
     setConflict(false);
     say(undefined);
     update.reset();
@@ -44,7 +44,7 @@ export function EditForm({ id, onSaved, onClose }: EditFormProps) {
     update.mutate(
       { id, patch: { name, tag: tag === '' ? null : tag }, ifMatch: opened.etag },
       {
-        onSuccess: (stored) => onSaved(stored.plant),
+        onSuccess: (stored) => onSaved(stored),
         onError: (error) => {
           if (error instanceof PlantStoreError && error.status === 412) setConflict(true);
           else if (error instanceof PlantStoreError && error.status === 404) say({ text: `Not saved: plant ${id} was deleted elsewhere.`, failed: true });
@@ -60,7 +60,7 @@ export function EditForm({ id, onSaved, onClose }: EditFormProps) {
     ? undefined
     : newer === undefined
       ? { text: 'Not saved: someone changed this plant after you opened it. Reading what is stored now…', failed: true }
-      : { text: `Not saved: someone changed this plant after you opened it. It is now ${shown(newer.plant)}. Load that version to edit it again.`, failed: true };
+      : { text: `Not saved: someone changed this plant after you opened it. It is now ${shown(newer)}. Load that version to edit it again.`, failed: true };
   const errors = fieldErrors(update.error);
 
   return (

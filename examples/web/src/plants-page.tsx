@@ -35,7 +35,7 @@ export function PlantsPage() {
   const remove = useDeletePlant();
 
   function deletePlant(id: bigint) {
-    remove.mutate(id, {
+    remove.mutate({ id }, {
       onSuccess: () => {
         if (editing === id) setEditing(undefined);
         say({ text: `Deleted plant ${id}.` });
