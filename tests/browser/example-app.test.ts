@@ -14,7 +14,7 @@ withChromiumAndNginx('the example app (examples/web) in Chromium, served by ngin
 
   beforeAll(async () => {
     example = await startExampleApp(executablePath);
-    // Around the created plant: in id order, the first page of 10 ends at BIG + 4 and the second holds two.
+    // Around the created plant: in id order, the first page of 10 ends at BIG + 5 and the second holds BIG + 6.
     await seedPlants(example, [-5n, -4n, -3n, -2n, -1n, 1n, 2n, 3n, 4n, 5n, 6n].map((offset) => ({ id: BIG + offset, name: `Neighbour ${BIG + offset}` })));
   }, 120_000);
 
@@ -76,8 +76,9 @@ withChromiumAndNginx('the example app (examples/web) in Chromium, served by ngin
     await page.close();
 
     expect(created).toBe('Created Exact fern with id 9007199254740993.');
-    expect(firstPage).toEqual([-5n, -4n, -3n, -2n, -1n, 0n, 1n, 2n, 3n, 4n].map((offset) => (BIG + offset).toString()));
-    expect(bothPages).toEqual([...firstPage, (BIG + 5n).toString(), (BIG + 6n).toString()]);
+    // The created plant joins the loaded page in its place; the next page still starts after BIG + 5.
+    expect(firstPage).toEqual([-5n, -4n, -3n, -2n, -1n, 0n, 1n, 2n, 3n, 4n, 5n].map((offset) => (BIG + offset).toString()));
+    expect(bothPages).toEqual([...firstPage, (BIG + 6n).toString()]);
     expect(loadMoreHidden).toBe(true);
     expect({ fieldError, serviceMessage, nameInvalid }).toEqual({
       fieldError: 'must be at most 200 characters (Unicode code points)',
@@ -89,7 +90,7 @@ withChromiumAndNginx('the example app (examples/web) in Chromium, served by ngin
     expect(stored).not.toContain(example.token);
     expect(requests.filter((url) => !url.startsWith(`${proxy.origin}/`))).toEqual([]);
     // The second page continues after the first page's last id, exactly (past 2^53).
-    expect(requests.filter((url) => url.startsWith(`${proxy.origin}/api/plants?`)).map((url) => new URL(url).searchParams.get('after'))).toContain((BIG + 4n).toString());
+    expect(requests.filter((url) => url.startsWith(`${proxy.origin}/api/plants?`)).map((url) => new URL(url).searchParams.get('after'))).toContain((BIG + 5n).toString());
     expect(problems).toEqual([]);
   }, 90_000);
 });

@@ -1,16 +1,16 @@
 /** Sign-in, then the store: the client is made from the token and handed down through context. */
 import { useState } from 'react';
-import { ClientProvider, connect, type PlantStoreClient } from './data';
+import { StoreProvider, connect, type PlantStore } from './data';
 import { PlantsPage } from './plants-page';
 
 export function App() {
-  const [client, setClient] = useState<PlantStoreClient>();
+  const [client, setClient] = useState<PlantStore>();
   const [token, setToken] = useState('');
   if (client !== undefined) {
     return (
-      <ClientProvider value={client}>
+      <StoreProvider value={client}>
         <PlantsPage />
-      </ClientProvider>
+      </StoreProvider>
     );
   }
   return (
