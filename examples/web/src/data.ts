@@ -31,7 +31,8 @@ export type PlantQuery = { q?: string; sort: Sort };
 
 /** A plant as read, with the ETag of that version in `etag` (off the enumerable members, so a spread drops it). */
 export type PlantVersion = Versioned<StoredPlant>;
-export type LiveStatus = { state: 'connecting' | 'live' } | { state: 'stopped'; error: unknown };
+/** `live` from the start: follow() catches up from each list's own read, so nothing is missed while it connects. */
+export type LiveStatus = { state: 'live' } | { state: 'stopped'; error: unknown };
 
 export type PlantStore = { client: PlantStoreClient; queries: ReturnType<typeof plantQueries> };
 
@@ -87,7 +88,7 @@ export function useDeletePlant() {
 export function useLiveChanges(): LiveStatus {
   const queries = useQueries();
   const queryClient = useQueryClient();
-  const [status, setStatus] = useState<LiveStatus>({ state: 'connecting' });
+  const [status, setStatus] = useState<LiveStatus>({ state: 'live' });
   useEffect(() => {
     setStatus({ state: 'live' });
     return queries.follow(queryClient, { onError: (error) => setStatus({ state: 'stopped', error }) });

@@ -60,7 +60,7 @@ export function PlantsPage() {
       )}
       <h2>Plants</h2>
       <p id="live-status" role="status" className={live.state === 'stopped' ? 'hint failed' : 'hint'}>
-        {live.state === 'stopped' ? `Live updates stopped: ${describe(live.error)}` : live.state === 'live' ? 'Live: changes made elsewhere show here.' : 'Connecting to live changes…'}
+        {live.state === 'stopped' ? `Live updates stopped: ${describe(live.error)}` : 'Live: changes made elsewhere show here.'}
       </p>
       <div className="toolbar">
         <label>
