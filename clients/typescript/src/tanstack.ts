@@ -121,13 +121,18 @@ export function plantQueries(client: PlantStoreClient) {
 
     /**
      * Follows the change feed (with this filter) into the cache: every cached list it covers (same q and tag
-     * where the filter has one) and every cached plant. The lists it covers are read again once it is connected,
-     * so no change between their read and the feed is missed, and after a `reset`. Answers the function that stops it.
+     * where the filter has one) and every cached plant. Those lists and the cached plants are invalidated once it
+     * is connected, so no change between their read and the feed is missed, and after a `reset`. Answers the
+     * function that stops it.
      */
     follow(queryClient: QueryClient, { onError, ...filter }: FollowOptions = {}): () => void {
       const stop = new AbortController();
       const recent: PlantChange[] = [];
-      const refetch = () => queryClient.invalidateQueries({ predicate: (query) => keyQuery(query.queryKey) !== undefined && covers(filter, keyQuery(query.queryKey) as KeyQuery) });
+      // The covered lists and every cached plant: what was read before the feed connected may have missed a change.
+      const refetch = () =>
+        queryClient.invalidateQueries({
+          predicate: ({ queryKey }) => (queryKey[0] === ROOT && queryKey[1] === 'plant') || (keyQuery(queryKey) !== undefined && covers(filter, keyQuery(queryKey) as KeyQuery)),
+        });
       // A list that a fetch replaced (read before some change already applied) gets those changes again.
       const unsubscribe = queryClient.getQueryCache().subscribe((event) => {
         if (event.type !== 'updated' || event.action.type !== 'success' || event.action.manual === true) return;
