@@ -108,6 +108,7 @@ function PlantList({ query, onEdit, onDelete }: PlantListProps) {
           ))}
         </tbody>
       </table>
+      {list.pending && <p className="hint">Reading plants…</p>}
       {!list.pending && list.plants.length === 0 && list.error === null && <p className="hint">{query.q === undefined ? 'No plants yet.' : `No plant's name contains “${query.q}”.`}</p>}
       {list.error !== null && (
         <p id="list-error" className="failed" role="alert">
