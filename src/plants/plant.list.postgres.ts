@@ -17,6 +17,8 @@ type Listed = ListRow & { id: bigint };
 export type RowsPage = Omit<PlantsPage, 'json'> & { plants: Listed[] };
 
 const compared = (column: SortColumn) => (column === 'name' ? 'name COLLATE "C"' : column);
+// The page's columns carry the members' names (created_at AS "createdAt").
+const OUTPUT: Record<SortColumn, string> = { id: 'id', name_key: 'name_key', name: 'name COLLATE "C"', created_at: '"createdAt"', updated_at: '"updatedAt"' };
 
 type Shape = { order: Order; idSort: boolean; tag: boolean; search: boolean; start: boolean; count: boolean };
 
@@ -36,7 +38,7 @@ function listSql(shape: Shape): string {
   const clause = (conditions: string[]) => (conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '');
   // With a tag, id pages lead with tag so the plan walks plants_by_tag (tag, id) in order.
   const inner = [...(shape.idSort && shape.tag ? ['tag'] : []), ...columns.map(compared)].map((column) => column + direction);
-  const outer = columns.map((column) => `page.${compared(column)}${direction}`);
+  const outer = columns.map((column) => `page.${OUTPUT[column]}${direction}`);
   const total = shape.count ? `, (SELECT count(*) FROM plants${clause(filters)}) AS total` : '';
   return (
     `WITH page AS (SELECT id, ${selectMembers()}, name_key FROM plants${clause(where)} ORDER BY ${inner.join(', ')} LIMIT ${limit}) ` +

@@ -149,8 +149,8 @@ export const listQueryExtraSchema = z.object({
     .string({ error: once('must be a string') })
     .optional()
     .meta({
+      // No example: a try-it form would send it with whatever sort and q it holds, a 400.
       description: 'Where the page starts, for sort other than id and -id: an opaque value from the Link of the previous page. Follow the Link; never build or change one.',
-      example: 'eyJzIjoibmFtZSIsImsiOlsibW9uc3RlcmEiLCJNb25zdGVyYSIsIjQyIl19',
     }),
 });
 

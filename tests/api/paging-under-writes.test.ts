@@ -1,6 +1,7 @@
 import type { Response } from 'supertest';
 import { bearer, postPlant } from '../helpers/test-app';
 import { appForAll } from '../helpers/fixtures';
+import { inOrder, SORTS, walk, type Listed } from '../helpers/plant-lists';
 
 const app = appForAll();
 
@@ -54,5 +55,49 @@ describe('paging GET /plants while another client writes', () => {
     expect(seen.filter((id) => id % 2 === 0)).toEqual(listed);
     expect(seen.every((id, index) => index === 0 || id > (seen[index - 1] as number))).toBe(true);
     expect(pages).toBeGreaterThanOrEqual(COUNT / 100);
+  });
+});
+
+describe('paging GET /plants in every sort while another client writes', () => {
+  // Both clients' plants hold the word, so the search interleaves them; the listed plants are never changed.
+  const word = `pw${BASE}x${Math.floor(Math.random() * 1e6)}`;
+  const prefixes = ['Fern', 'fern', 'FERN', 'Ägave', 'agave', 'ﬁg', 'Fig', '🌵', 'Zebra', 'ß', 'ss', 'İris'];
+  const listedPlants: Listed[] = [];
+  const others = new Map<number, string>();
+  let nextOther = BASE + 10 * COUNT;
+  beforeAll(async () => {
+    const plants = Array.from({ length: 240 }, (_, index) => ({ id: BASE + 5 * COUNT + index, name: `${prefixes[index % prefixes.length] as string} ${word} ${index % 7}` }));
+    // In bursts of 20: plants of one group commit share a createdAt, ties broken by id.
+    for (let start = 0; start < plants.length; start += 20) {
+      const responses = await Promise.all(plants.slice(start, start + 20).map((plant) => postPlant(app, plant)));
+      expect(responses.map((response) => response.status)).toEqual(responses.map(() => 200));
+    }
+    listedPlants.push(...((await app.request.get(`/plants?q=${word}&limit=1000`).set(bearer())).body as Listed[]));
+  });
+
+  // The other client, between pages: two creates, a rename and a delete of its own plants, all within the search.
+  async function otherWrites(): Promise<void> {
+    for (let i = 0; i < 2; i += 1) {
+      nextOther += 1;
+      const name = `${prefixes[nextOther % prefixes.length] as string} ${word} other`;
+      expect((await postPlant(app, { id: nextOther, name })).status).toBe(200);
+      others.set(nextOther, name);
+    }
+    const ids = [...others.keys()];
+    const renamed = ids[Math.floor(Math.random() * ids.length)] as number;
+    const patch = await app.request.patch(`/plants/${renamed}`).set({ 'Content-Type': 'application/json', ...bearer() }).send(JSON.stringify({ name: `${prefixes[Math.floor(Math.random() * prefixes.length)] as string} ${word} moved` }));
+    expect(patch.status).toBe(200);
+    const victim = ids[Math.floor(Math.random() * ids.length)] as number;
+    if (victim !== renamed) {
+      expect((await app.request.delete(`/plants/${victim}`).set(bearer())).status).toBe(204);
+      others.delete(victim);
+    }
+  }
+
+  it.each(SORTS)('when sort=%s is paged with limit=20 while the other client writes, then each listed plant comes exactly once, in order', async (sort) => {
+    const { plants } = await walk(app, `/plants?q=${word}&sort=${sort}&limit=20`, otherWrites);
+
+    const listedIds = new Set(listedPlants.map((plant) => plant.id));
+    expect(plants.map((plant) => plant.id).filter((id) => listedIds.has(id))).toEqual(inOrder(listedPlants, sort).map((plant) => plant.id));
   });
 });
