@@ -68,7 +68,7 @@ withChromiumAndNginx('the example app searching while another tab renames (examp
     await save(page);
   }
 
-  it('when one tab searches "FERN" by name and the other renames a plant into, within and out of it, then the plant enters, moves and leaves in place, with the count; a bad name shows beside its field and a stale save the conflict', async () => {
+  it('when one tab searches "FERN" by name and the other renames a plant into, within and out of it, then the plant enters in place, moves past the loaded page until "Load more" brings it, and leaves, with the count; a bad name shows beside its field and a stale save the conflict', async () => {
     const searching = await signIn(example, [400, 412]);
     const renaming = await signIn(example, [400, 412]);
 
@@ -77,10 +77,6 @@ withChromiumAndNginx('the example app searching while another tab renames (examp
     await searching.locator('#count', { hasText: '13 plants' }).waitFor();
     await searching.locator('#plants tr').nth(9).waitFor();
     const firstPage = await names(searching);
-    await searching.locator('#load-more').click();
-    await searching.locator('#plants tr').nth(12).waitFor();
-    const bothPages = await names(searching);
-    const loadMoreHidden = await searching.locator('#load-more').isHidden();
 
     await renaming.locator('#sort').selectOption('-createdAt');
     await renaming.locator(`#plants tr[data-id="${MOVER}"]`).waitFor();
@@ -89,9 +85,13 @@ withChromiumAndNginx('the example app searching while another tab renames (examp
     await searching.locator('#count', { hasText: '14 plants' }).waitFor({ timeout: 5000 });
     const entered = { names: await names(searching), count: await count(searching) };
 
+    // Past the last loaded row: it leaves the rows shown and waits for "Load more", which brings it in its place.
     await rename(renaming, MOVER, 'Zebra fern');
+    await searching.locator(`#plants tr[data-id="${MOVER}"]`).waitFor({ state: 'detached', timeout: 5000 });
+    const movedPast = { names: await names(searching), count: await count(searching) };
+    await searching.locator('#load-more').click();
     await searching.locator(`#plants tr[data-id="${MOVER}"] td.name`, { hasText: 'Zebra fern' }).waitFor({ timeout: 5000 });
-    const moved = { names: await names(searching), count: await count(searching) };
+    const allPages = { names: await names(searching), count: await count(searching), loadMoreHidden: await searching.locator('#load-more').isHidden() };
 
     await renaming.locator(`#plants tr[data-id="${MOVER}"] button.edit`).click();
     await renaming.locator('#edit-name').fill('f'.repeat(201));
@@ -120,9 +120,11 @@ withChromiumAndNginx('the example app searching while another tab renames (examp
     mkdirSync(OUTPUT, { recursive: true });
     await searching.screenshot({ path: path.join(OUTPUT, 'example-app-search.png'), fullPage: true });
 
-    expect({ firstPage, bothPages, loadMoreHidden }).toEqual({ firstPage: BY_NAME.slice(0, 10), bothPages: BY_NAME, loadMoreHidden: true });
-    expect(entered).toEqual({ names: [...BY_NAME.slice(0, 4), 'Crocodile fern', ...BY_NAME.slice(4)], count: '14 plants' });
-    expect(moved).toEqual({ names: [...BY_NAME, 'Zebra fern'], count: '14 plants' });
+    expect(firstPage).toEqual(BY_NAME.slice(0, 10));
+    // Whether the plant matched before is not in the event, so the count is read again with the first page (10).
+    expect(entered).toEqual({ names: [...BY_NAME.slice(0, 4), 'Crocodile fern', ...BY_NAME.slice(4, 9)], count: '14 plants' });
+    expect(movedPast).toEqual({ names: BY_NAME.slice(0, 9), count: '14 plants' });
+    expect(allPages).toEqual({ names: [...BY_NAME, 'Zebra fern'], count: '14 plants', loadMoreHidden: true });
     expect(fieldError).toEqual({ beside: 'must be at most 200 characters (Unicode code points)', invalid: 'true', tagInvalid: 'false' });
     expect(left).toEqual({ names: BY_NAME, count: '13 plants' });
     expect(conflict).toEqual({
