@@ -139,6 +139,23 @@ describeWith('chromium', 'the client alone in Chromium, on a page of another ori
     });
   });
 
+  it('when a search is listed by name with a count, then the page sends Prefer through the preflight and reads the total, the position and the cursor link', async () => {
+    const tag = `search-${Date.now()}`;
+    for (const [index, name] of ['Royal fern', 'bird Fern', 'Cactus'].entries()) {
+      await app.request.post('/plants').set({ Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' }).send(`{"id":${BIG + 400n + BigInt(index)},"name":"${name}","tag":"${tag}"}`);
+    }
+
+    const result = await inPage<{ names: string[][]; total: number; position: string; cursor: boolean }>(
+      TOKEN,
+      `const first = await client.listPlants({ q: 'FERN', tag: ${JSON.stringify(tag)}, sort: 'name', limit: 1, count: true });
+      const second = await client.listPlants({ next: first.next });
+      return { names: [first.plants, second.plants].map((plants) => plants.map((plant) => plant.name)), total: first.total,
+        position: typeof first.position, cursor: first.next.includes('cursor=') };`,
+    );
+
+    expect(result).toEqual({ names: [['bird Fern'], ['Royal fern']], total: 2, position: 'bigint', cursor: true });
+  });
+
   it('when fields break their rules, then the page reads each field\'s code, the catalogue code and the request id', async () => {
     const result = await inPage<Record<string, unknown>>(
       TOKEN,

@@ -74,6 +74,19 @@ describe('the TypeScript client against a server whose Link does not advance', (
     expect(shown(error)).toEqual({ type: 'PlantStoreError', status: 200, code: 0, message: expect.stringMatching(/does not advance/) as string });
     expect(server.seen.length).toBeLessThanOrEqual(3);
   });
+
+  it.each([
+    ['a cursor page linking to its own cursor', 'name', (url: URL) => `/plants?limit=1&sort=name&cursor=${url.searchParams.get('cursor') ?? 'c1'}`],
+    ['a -id page linking to a higher after', '-id', (url: URL) => `/plants?limit=1&sort=-id&after=${Number(url.searchParams.get('after') ?? 100) + 1}`],
+  ])('when %s, then the iteration throws after at most two requests', async (_kind, sort, link) => {
+    server = await hostileServer((req, res) => json(res, '[{"id":7,"name":"again"}]', { Link: `<${link(new URL(req.url ?? '/', 'http://x'))}>; rel="next"` }));
+    const client = createClient({ baseUrl: server.origin, token: TOKEN });
+
+    const { error } = await drain(client.plants({ pageSize: 1, sort: sort as 'name' | '-id' }));
+
+    expect(shown(error)).toEqual({ type: 'PlantStoreError', status: 200, code: 0, message: expect.stringMatching(/does not advance/) as string });
+    expect(server.seen.length).toBeLessThanOrEqual(2);
+  });
 });
 
 describe('the TypeScript client against a server that sends ids it cannot hold exactly', () => {

@@ -3,7 +3,8 @@ import { createClient, newPlantId, type PlantQuery, type PlantStoreClient, type 
 import { watchPlants, type LivePlants, type LiveSnapshot } from '../../clients/typescript/src/live';
 import { appForAll } from '../helpers/fixtures';
 import { sleep } from '../helpers/common';
-import { TOKEN } from '../helpers/test-app';
+import { optionalService } from '../helpers/optional-services';
+import { TOKEN, type StoreKind } from '../helpers/test-app';
 
 const names = (plants: StoredPlant[]) => plants.map((plant) => plant.name);
 const show = (snapshot: LiveSnapshot) => ({ status: snapshot.status, names: names(snapshot.plants), total: snapshot.total, hasMore: snapshot.hasMore });
@@ -24,8 +25,11 @@ async function listed(client: PlantStoreClient, query: PlantQuery): Promise<{ na
   return { names: names(first.plants), total: first.total };
 }
 
-describe('watchPlants (@plant-store/client/live) against the service, written to by another client', () => {
-  const app = appForAll();
+// Both stores: the watcher places a change by the client's order, which must be each store's.
+const STORES: StoreKind[] = optionalService('postgres') === undefined ? ['sqlite'] : ['sqlite', 'postgres'];
+
+describe.each(STORES)('watchPlants (@plant-store/client/live) against the service on %s, written to by another client', (store) => {
+  const app = appForAll({}, { store });
   const writer = () => createClient({ baseUrl: app.url, token: TOKEN });
   const reader = () => createClient({ baseUrl: app.url, token: TOKEN });
   let live: LivePlants | undefined;

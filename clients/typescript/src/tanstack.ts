@@ -31,80 +31,59 @@ function toKeyQuery({ after, ...rest }: ListQuery): KeyQuery {
 
 const isStatus = (error: unknown, status: number) => (error as { status?: unknown } | null)?.status === status;
 
-export function plantQueries(client: PlantStoreClient) {
-  let following = 0;
-  const keys = {
-    all: [ROOT] as const,
-    lists: () => [ROOT, 'list'] as const,
-    list: (query: ListQuery = {}) => [ROOT, 'list', toKeyQuery(query)] as const,
-    infiniteLists: () => [ROOT, 'infinite'] as const,
-    infiniteList: (query: PlantQuery & { count?: boolean } = {}) => [ROOT, 'infinite', toKeyQuery(query)] as const,
-    plant: (id: bigint) => [ROOT, 'plant', id.toString()] as const,
-  };
+/** The keys of every query this entry makes; ids and `after` as decimal strings. */
+export const plantKeys = {
+  all: [ROOT] as const,
+  lists: () => [ROOT, 'list'] as const,
+  list: (query: ListQuery = {}) => [ROOT, 'list', toKeyQuery(query)] as const,
+  infiniteLists: () => [ROOT, 'infinite'] as const,
+  infiniteList: (query: PlantQuery & { count?: boolean } = {}) => [ROOT, 'infinite', toKeyQuery(query)] as const,
+  plant: (id: bigint) => [ROOT, 'plant', id.toString()] as const,
+};
 
-  /** Every cached list and the plant, kept; then the change applied to them as if the feed had brought it. */
-  async function optimistic(queryClient: QueryClient, change: PlantChange | undefined): Promise<Rollback> {
-    await queryClient.cancelQueries({ queryKey: [ROOT] });
-    const saved = queryClient.getQueriesData({ queryKey: [ROOT] });
-    if (change !== undefined) applyToCache(queryClient, {}, change, true);
-    return { saved };
-  }
+/** What the options of one plantQueries share: the client, and how many follows run (a success then needs no refetch). */
+type Shared = { client: PlantStoreClient; following: number };
 
-  function rollback(queryClient: QueryClient, error: unknown, kept: Rollback | undefined): void {
-    for (const [key, data] of kept?.saved ?? []) queryClient.setQueryData(key, data);
-    // A 412: someone changed the plant since it was read; show what is stored now.
-    if (isStatus(error, 412)) void queryClient.invalidateQueries({ queryKey: [ROOT] });
-  }
+/** Every cached list and plant, kept; then the change applied to them as if the feed had brought it. */
+async function optimistic(queryClient: QueryClient, change: PlantChange | undefined): Promise<Rollback> {
+  await queryClient.cancelQueries({ queryKey: [ROOT] });
+  const saved = queryClient.getQueriesData({ queryKey: [ROOT] });
+  if (change !== undefined) applyToCache(queryClient, {}, change, true);
+  return { saved };
+}
 
-  /** The feed brings the real change to a follower; without one, the lists are read again. */
-  const settle = (queryClient: QueryClient) => (following > 0 ? undefined : queryClient.invalidateQueries({ queryKey: [ROOT] }));
+function rollback(queryClient: QueryClient, error: unknown, kept: Rollback | undefined): void {
+  for (const [key, data] of kept?.saved ?? []) queryClient.setQueryData(key, data);
+  // A 412: someone changed the plant since it was read; show what is stored now.
+  if (isStatus(error, 412)) void queryClient.invalidateQueries({ queryKey: [ROOT] });
+}
 
+/** The feed brings the real change to a follower; without one, the lists are read again. */
+const settle = (shared: Shared, queryClient: QueryClient) => (shared.following > 0 ? undefined : queryClient.invalidateQueries({ queryKey: [ROOT] }));
+
+function mutations(shared: Shared) {
+  const { client } = shared;
   return {
-    keys,
-
-    /** One page (`after` or `next` for a later one), with `total` when `count`. */
-    list: (query: ListQuery = {}) => ({
-      queryKey: keys.list(query),
-      queryFn: ({ signal }: { signal: AbortSignal }) => client.listPlants(query, { signal }),
-    }),
-
-    /** Every page of a query as an infinite query; the first page carries `total` when `count`. */
-    infiniteList: (query: PlantQuery & { count?: boolean } = {}) => ({
-      queryKey: keys.infiniteList(query),
-      queryFn: ({ signal, pageParam }: { signal: AbortSignal; pageParam: string | undefined }) =>
-        client.listPlants(pageParam === undefined ? query : { next: pageParam }, { signal }),
-      initialPageParam: undefined as string | undefined,
-      getNextPageParam: (last: Page) => last.next,
-    }),
-
-    /** One plant; its ETag rides on it (structural sharing would copy it away, so it is off). */
-    plant: (id: bigint) => ({
-      queryKey: keys.plant(id),
-      queryFn: ({ signal }: { signal: AbortSignal }) => client.getPlant(id, { signal }),
-      structuralSharing: false,
-    }),
-
     createMutation: (queryClient: QueryClient) => ({
       mutationKey: [ROOT, 'create'],
       mutationFn: (plant: NewPlant): Promise<Versioned<CreatedPlant>> => client.createPlant(plant),
       onMutate: (plant: NewPlant) => {
         const now = new Date().toISOString();
-        const shown: StoredPlant = { ...plant, id: BigInt(plant.id), createdAt: now, updatedAt: now };
-        return optimistic(queryClient, { type: 'plant.created', position: 0n, plant: shown });
+        return optimistic(queryClient, { type: 'plant.created', position: 0n, plant: { ...plant, id: BigInt(plant.id), createdAt: now, updatedAt: now } });
       },
       onError: (error: unknown, _plant: NewPlant, kept: Rollback | undefined) => rollback(queryClient, error, kept),
-      onSuccess: () => settle(queryClient),
+      onSuccess: () => settle(shared, queryClient),
     }),
 
     updateMutation: (queryClient: QueryClient) => ({
       mutationKey: [ROOT, 'update'],
       mutationFn: ({ id, patch, ifMatch }: UpdateVariables): Promise<Versioned<StoredPlant>> =>
-        client.updatePlant(id, patch, { ifMatch: ifMatch ?? queryClient.getQueryData<Versioned<StoredPlant>>(keys.plant(id))?.etag }),
+        client.updatePlant(id, patch, { ifMatch: ifMatch ?? queryClient.getQueryData<Versioned<StoredPlant>>(plantKeys.plant(id))?.etag }),
       onMutate: ({ id, patch }: UpdateVariables) => optimistic(queryClient, edited(queryClient, id, patch)),
       onError: (error: unknown, _variables: UpdateVariables, kept: Rollback | undefined) => rollback(queryClient, error, kept),
       onSuccess: (saved: Versioned<StoredPlant>) => {
-        queryClient.setQueryData(keys.plant(saved.id), saved);
-        return settle(queryClient);
+        queryClient.setQueryData(plantKeys.plant(saved.id), saved);
+        return settle(shared, queryClient);
       },
     }),
 
@@ -114,48 +93,77 @@ export function plantQueries(client: PlantStoreClient) {
       onMutate: ({ id }: DeleteVariables) => optimistic(queryClient, { type: 'plant.deleted', position: 0n, id }),
       onError: (error: unknown, _variables: DeleteVariables, kept: Rollback | undefined) => rollback(queryClient, error, kept),
       onSuccess: (_nothing: void, { id }: DeleteVariables) => {
-        queryClient.removeQueries({ queryKey: keys.plant(id), exact: true });
-        return settle(queryClient);
+        queryClient.removeQueries({ queryKey: plantKeys.plant(id), exact: true });
+        return settle(shared, queryClient);
       },
     }),
+  };
+}
 
-    /**
-     * Follows the change feed (with this filter) into the cache: every cached list it covers (same q and tag
-     * where the filter has one) and every cached plant. Those lists and the cached plants are invalidated once it
-     * is connected, so no change between their read and the feed is missed, and after a `reset`. Answers the
-     * function that stops it.
-     */
-    follow(queryClient: QueryClient, { onError, ...filter }: FollowOptions = {}): () => void {
-      const stop = new AbortController();
-      const recent: PlantChange[] = [];
-      // The covered lists and every cached plant: what was read before the feed connected may have missed a change.
-      const refetch = () =>
-        queryClient.invalidateQueries({
-          predicate: ({ queryKey }) => (queryKey[0] === ROOT && queryKey[1] === 'plant') || (keyQuery(queryKey) !== undefined && covers(filter, keyQuery(queryKey) as KeyQuery)),
-        });
-      // A list that a fetch replaced (read before some change already applied) gets those changes again.
-      const unsubscribe = queryClient.getQueryCache().subscribe((event) => {
-        if (event.type !== 'updated' || event.action.type !== 'success' || event.action.manual === true) return;
-        for (const change of recent) applyToList(queryClient, event.query.queryKey as QueryKey, filter, change);
-      });
-      following += 1;
-      void (async () => {
-        let opened = false;
-        for await (const change of client.changes({ ...filter, signal: stop.signal })) {
-          if (change.type === 'open' && !opened) void refetch();
-          opened ||= change.type === 'open';
-          if (change.type === 'reset') void refetch();
-          if (change.type === 'open' || change.type === 'reset') continue;
-          if (recent.push(change) > KEPT_EVENTS) recent.shift();
-          applyToCache(queryClient, filter, change);
-        }
-      })().catch((error: unknown) => onError?.(error));
-      return () => {
-        following -= 1;
-        unsubscribe();
-        stop.abort();
-      };
-    },
+/**
+ * Follows the change feed (with this filter) into the cache: every cached list it covers (same q and tag where the
+ * filter has one) and every cached plant. Those lists and the cached plants are invalidated once it is connected,
+ * so no change between their read and the feed is missed, and after a `reset`. Answers the function that stops it.
+ */
+function follow(shared: Shared, queryClient: QueryClient, { onError, ...filter }: FollowOptions = {}): () => void {
+  const stop = new AbortController();
+  const recent: PlantChange[] = [];
+  const refetch = () =>
+    queryClient.invalidateQueries({
+      predicate: ({ queryKey }) => (queryKey[0] === ROOT && queryKey[1] === 'plant') || (keyQuery(queryKey) !== undefined && covers(filter, keyQuery(queryKey) as KeyQuery)),
+    });
+  // A list that a fetch replaced (read before some change already applied) gets those changes again.
+  const unsubscribe = queryClient.getQueryCache().subscribe((event) => {
+    if (event.type !== 'updated' || event.action.type !== 'success' || event.action.manual === true) return;
+    for (const change of recent) applyToList(queryClient, event.query.queryKey as QueryKey, filter, change);
+  });
+  shared.following += 1;
+  void (async () => {
+    let opened = false;
+    for await (const change of shared.client.changes({ ...filter, signal: stop.signal })) {
+      if ((change.type === 'open' && !opened) || change.type === 'reset') void refetch();
+      opened ||= change.type === 'open';
+      if (change.type === 'open' || change.type === 'reset') continue;
+      if (recent.push(change) > KEPT_EVENTS) recent.shift();
+      applyToCache(queryClient, filter, change);
+    }
+  })().catch((error: unknown) => onError?.(error));
+  return () => {
+    shared.following -= 1;
+    unsubscribe();
+    stop.abort();
+  };
+}
+
+export function plantQueries(client: PlantStoreClient) {
+  const shared: Shared = { client, following: 0 };
+  return {
+    keys: plantKeys,
+
+    /** One page (`after` or `next` for a later one), with `total` when `count`. */
+    list: (query: ListQuery = {}) => ({
+      queryKey: plantKeys.list(query),
+      queryFn: ({ signal }: { signal: AbortSignal }) => client.listPlants(query, { signal }),
+    }),
+
+    /** Every page of a query as an infinite query; the first page carries `total` when `count`. */
+    infiniteList: (query: PlantQuery & { count?: boolean } = {}) => ({
+      queryKey: plantKeys.infiniteList(query),
+      queryFn: ({ signal, pageParam }: { signal: AbortSignal; pageParam: string | undefined }) => client.listPlants(pageParam === undefined ? query : { next: pageParam }, { signal }),
+      initialPageParam: undefined as string | undefined,
+      getNextPageParam: (last: Page) => last.next,
+    }),
+
+    /** One plant; its ETag rides on it (structural sharing would copy it away, so it is off). */
+    plant: (id: bigint) => ({
+      queryKey: plantKeys.plant(id),
+      queryFn: ({ signal }: { signal: AbortSignal }) => client.getPlant(id, { signal }),
+      structuralSharing: false,
+    }),
+
+    ...mutations(shared),
+
+    follow: (queryClient: QueryClient, options: FollowOptions = {}) => follow(shared, queryClient, options),
   };
 }
 
