@@ -75,6 +75,21 @@ describe.each(STORES)('watchPlants (@plant-store/client/live) against the servic
     expect(seen[0]?.status).toBe('live');
   });
 
+  it('when names of every kind enter a watcher sorted by name, then each lands where the service lists it', async () => {
+    const tag = `live-names-${randomBytes(4).toString('hex')}`;
+    const query = { tag, sort: 'name' as const };
+    const kinds = ['\uFFFD replacement', '😀 grin', 'Straße', 'STRASSE', 'İstanbul', 'istanbul', 'ﬁg', 'Fig', 'fig', 'Émile', 'emile', 'Zz', 'a%_\\'];
+    live = watchPlants(reader(), query);
+    await until(live, (snapshot) => snapshot.status === 'live');
+
+    for (const name of kinds) await writer().createPlant({ id: newPlantId(), name, tag });
+    const expected = await listed(writer(), query);
+    const snapshot = await until(live, (current) => current.plants.length === kinds.length);
+
+    expect(names(snapshot.plants)).toEqual(expected.names);
+    expect(snapshot.total).toBe(kinds.length);
+  });
+
   it('when more pages follow, then changes past the window wait for loadMore, which joins each page in order with the changes made since', async () => {
     const tag = `live-pages-${randomBytes(4).toString('hex')}`;
     const query = { tag, sort: '-name' as const, limit: 2 };
