@@ -67,7 +67,10 @@ export const plants: Resource = {
   store: {
     sqlite: ({ db, health, logger, hooks, outbox, events }) => {
       const repository = new SqlitePlantRepository(db, logger, health, hooks.observer, outbox);
-      return partsOver(repository, new PlantFeed(repository, repository.changes, events, logger, hooks.feedObserver));
+      const parts = partsOver(repository, new PlantFeed(repository, repository.changes, events, logger, hooks.feedObserver));
+      // The search index follows the commits behind them (src/plants/plant.search.sqlite.ts).
+      const search = { name: 'search index', start: () => repository.searchIndex.start(repository.changes), stop: () => repository.searchIndex.stop() };
+      return { ...parts, background: [...(parts.background ?? []), search] };
     },
     postgres: ({ pool, statementTimeoutMs, logger, hooks, outbox, events, listen }) => {
       const repository = new PostgresPlantRepository(pool, logger, statementTimeoutMs, hooks.observer, outbox);

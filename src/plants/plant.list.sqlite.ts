@@ -16,13 +16,31 @@ const PLANT_JSON = plantJsonSqlite();
 const ID_START = '{"id":'.length;
 const idOf = (json: string): bigint => BigInt(json.slice(ID_START, json.indexOf(',', ID_START)));
 
-type Shape = { order: Order; tag: boolean; search: boolean; start: boolean };
+/** What picks the plants, whatever the order: `indexed`, the position the search index covers, when it serves. */
+type Filter = { tag?: string; search?: string; indexed?: bigint };
 
-function filters({ tag, search }: Pick<Shape, 'tag' | 'search'>): string[] {
+type Shape = { order: Order; tag: boolean; search: boolean; indexed: boolean; start: boolean };
+
+// The search index (plant.search.sqlite.ts) holds trigrams: a q of fewer code points scans.
+const TRIGRAM = 3;
+const phraseOf = (search: string): string => `"${search.replaceAll('"', '""')}"`;
+
+function filters({ tag, search, indexed }: Pick<Shape, 'tag' | 'search' | 'indexed'>): string[] {
   const where: string[] = [];
   if (tag) where.push('tag = ?');
   if (search) where.push('instr(name_key, ?) > 0');
+  // The index narrows to the plants it holds the trigrams of, plus every plant changed after what it covers;
+  // instr above stays the exact test.
+  if (indexed) where.push('id IN (SELECT rowid FROM plants_search WHERE plants_search MATCH ? UNION SELECT plant_id FROM plant_events WHERE pos > ?)');
   return where;
+}
+
+function filterValues(filter: Filter): unknown[] {
+  const values: unknown[] = [];
+  if (filter.tag !== undefined) values.push(filter.tag);
+  if (filter.search !== undefined) values.push(filter.search);
+  if (filter.indexed !== undefined) values.push(phraseOf(filter.search as string), filter.indexed);
+  return values;
 }
 
 /** The page's statement: for id orders a bound on the id always (the first page from the end of int64). */
@@ -42,15 +60,24 @@ export class SqlitePlantList {
   private readonly statements = new Map<string, Database.Statement>();
   private readonly snapshot: Database.Transaction<(query: PlantListQuery) => PlantsPage>;
 
-  /** `position`: the last feed position written, read on the same connection. */
+  /**
+   * `position`: the last feed position written; `indexedUpTo`: the position the search index covers, or undefined
+   * while it cannot serve; both read on the same connection.
+   */
   constructor(
     private readonly db: Db,
     position: () => bigint,
+    indexedUpTo: () => bigint | undefined = () => undefined,
   ) {
     // A deferred transaction: its snapshot starts at the first read and holds for the page, count and position.
     this.snapshot = db.transaction((query: PlantListQuery) => {
-      const page = this.page(query);
-      if (query.count === true) page.total = this.count(query);
+      const filter: Filter = {};
+      if (query.tag !== undefined) filter.tag = query.tag;
+      if (query.search !== undefined) filter.search = query.search;
+      const indexed = query.search !== undefined && [...query.search].length >= TRIGRAM ? indexedUpTo() : undefined;
+      if (indexed !== undefined) filter.indexed = indexed;
+      const page = this.page(query, filter);
+      if (query.count === true) page.total = this.count(filter);
       page.position = position();
       return page;
     });
@@ -69,15 +96,13 @@ export class SqlitePlantList {
     return statement;
   }
 
-  private page(query: PlantListQuery): PlantsPage {
+  private page(query: PlantListQuery, filter: Filter): PlantsPage {
     const sort = query.sort ?? 'id';
     const order = orderOf(sort);
-    const shape: Shape = { order, tag: query.tag !== undefined, search: query.search !== undefined, start: query.from !== undefined };
-    const key = `${sort}|${shape.tag}|${shape.search}|${shape.start}`;
+    const shape: Shape = { order, tag: filter.tag !== undefined, search: filter.search !== undefined, indexed: filter.indexed !== undefined, start: query.from !== undefined };
+    const key = `${sort}|${shape.tag}|${shape.search}|${shape.indexed}|${shape.start}`;
     const statement = this.statement(key, () => pageSql(shape));
-    const values: unknown[] = [];
-    if (query.tag !== undefined) values.push(query.tag);
-    if (query.search !== undefined) values.push(query.search);
+    const values = filterValues(filter);
     if (isIdSort(sort)) {
       const bound = idBound(query.after, order.descending);
       if (bound === undefined) return { json: '[]', position: 0n };
@@ -111,11 +136,11 @@ export class SqlitePlantList {
     return page;
   }
 
-  private count(query: PlantListQuery): number {
-    const shape = { tag: query.tag !== undefined, search: query.search !== undefined };
+  private count(filter: Filter): number {
+    const shape = { tag: filter.tag !== undefined, search: filter.search !== undefined, indexed: filter.indexed !== undefined };
     const where = filters(shape);
-    const statement = this.statement(`count|${shape.tag}|${shape.search}`, () => `SELECT count(*) FROM plants${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`);
-    const values = [query.tag, query.search].filter((value) => value !== undefined);
-    return Number(statement.pluck().get(...values));
+    const key = `count|${shape.tag}|${shape.search}|${shape.indexed}`;
+    const statement = this.statement(key, () => `SELECT count(*) FROM plants${where.length > 0 ? ` WHERE ${where.join(' AND ')}` : ''}`);
+    return Number(statement.pluck().get(...filterValues(filter)));
   }
 }

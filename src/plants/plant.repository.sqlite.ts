@@ -15,6 +15,7 @@ import { PlantWriter } from './plant.writer';
 import type { ChangeContext, FoundPlant, PlantRepository, PlantsPage, WriteOutcome } from './plant.repository';
 import type { PlantListQuery } from './plant.list-query';
 import { SqlitePlantList } from './plant.list.sqlite';
+import { SqliteSearchIndex } from './plant.search.sqlite';
 import { ignoreStore, type StoreObserver } from '../observers';
 
 // A plant as JSON text, written by SQLite: plantJson's bytes (plant.json.ts), with no row object per plant.
@@ -52,6 +53,8 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
   private readonly commitBatch: Database.Transaction<(batch: Batch) => (WriteOutcome | Error)[]>;
   private readonly byId: Database.Statement<[bigint], { json: string; version: bigint }>;
   private readonly lists: SqlitePlantList;
+  /** Written behind the commits: src/plants/index.ts runs it as background work. */
+  readonly searchIndex: SqliteSearchIndex;
   private readonly events: SqliteEventLog;
   private readonly positions: Positions;
   private readonly listeners = new Set<() => void>();
@@ -70,7 +73,8 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
     this.positions = { last: this.events.lastWritten() };
     this.byId = db.prepare<[bigint], { json: string; version: bigint }>(`SELECT ${PLANT_JSON} AS json, version FROM plants WHERE id = ?`);
     // Keyset paging: each page is a range scan of an index in its order (migrations/sqlite/009), whatever its depth.
-    this.lists = new SqlitePlantList(db, () => this.events.lastWritten());
+    this.searchIndex = new SqliteSearchIndex(db, logger);
+    this.lists = new SqlitePlantList(db, () => this.events.lastWritten(), () => this.searchIndex.indexedUpTo());
     const positions = this.positions;
     // A nested transaction is a savepoint: a write that throws takes its event (and its position) back with it.
     const applyOne = db.transaction(sqliteChangeApplier(db, this.events, positions, outbox));

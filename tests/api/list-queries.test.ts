@@ -115,6 +115,16 @@ describe('GET /plants?sort=', () => {
     expect(response.headers.link).toMatch(new RegExp(`^</plants\\?limit=2&sort=-name&cursor=[A-Za-z0-9_-]+&tag=${tag}>; rel="next"$`));
   });
 
+  it('when a name grows the most under NFKC, then its cursor still pages on', async () => {
+    const longTag = `long-${uniqueId()}`;
+    // U+FDFA is one code point and 18 in NFKC: the longest search key a 200-code-point name can have.
+    await createAll(app, ['\uFDFA'.repeat(200), '\uFDFA'.repeat(199), 'ﬀ'.repeat(200)].map((name) => ({ id: uniqueId(), name, tag: longTag })));
+
+    const paged = await walk(app, `/plants?tag=${longTag}&sort=-name&limit=1`);
+
+    expect(paged.plants.map((plant) => plant.name)).toEqual(['\uFDFA'.repeat(200), '\uFDFA'.repeat(199), 'ﬀ'.repeat(200)]);
+  });
+
   it('when sort=-id, then the Link continues after the last id, below it', async () => {
     const response = await list(`/plants?tag=${tag}&sort=-id&limit=2`);
     const last = (response.body as Listed[])[1]?.id;

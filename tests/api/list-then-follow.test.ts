@@ -58,20 +58,26 @@ async function listThenFollow(word: string): Promise<Round> {
   return { position, snapshot: new Map(plants.map((plant) => [plant.id, plant])), stream };
 }
 
-/** The snapshot with the stream's events applied, as a reader does; throws on an event the snapshot already holds. */
-function follow(round: Round, word: string, untilId: number): Map<number, Listed> {
-  const plants = new Map(round.snapshot);
-  let last = round.position;
-  for (const event of round.stream.named()) {
-    const position = BigInt(event.id as string);
-    // Nothing twice: each event after the list's position, each once.
-    expect(position > last).toBe(true);
-    last = position;
+type Change = { pos: bigint; kind: string; plant: Listed };
+
+/** A stream's changes, up to and with the plant `untilId`'s create. */
+function changesOf(stream: SseStream, untilId: number): Change[] {
+  const changes: Change[] = [];
+  for (const event of stream.named()) {
     const plant = JSON.parse(event.data as string) as Listed;
-    if (event.event === 'plant.created') expect(plants.has(plant.id)).toBe(false);
-    if (event.event === 'plant.deleted' || !keyOf(plant.name).includes(keyOf(word))) plants.delete(plant.id);
-    else plants.set(plant.id, plant);
+    changes.push({ pos: BigInt(event.id as string), kind: event.event as string, plant });
     if (plant.id === untilId) break;
+  }
+  return changes;
+}
+
+/** The plants with the changes applied, as a reader does; throws on a create of a plant already there. */
+function apply(start: ReadonlyMap<number, Listed>, changes: readonly Change[], word: string): Map<number, Listed> {
+  const plants = new Map(start);
+  for (const { kind, plant } of changes) {
+    if (kind === 'plant.created') expect(plants.has(plant.id)).toBe(false);
+    if (kind === 'plant.deleted' || !keyOf(plant.name).includes(keyOf(word))) plants.delete(plant.id);
+    else plants.set(plant.id, plant);
   }
   return plants;
 }
@@ -79,6 +85,9 @@ function follow(round: Round, word: string, untilId: number): Map<number, Listed
 describe('GET /plants, then GET /plants/events?after=Feed-Position', () => {
   it('when another client writes throughout, then each snapshot plus the events after its position is the final list: nothing missed, nothing twice', async () => {
     const word = `seam${uniqueId()}`;
+    // The whole history of the search, from before the first write: what each snapshot must equal at its position.
+    const history = await openStream(app.url, `/plants/events?q=${word}&after=0`, bearer());
+    streams.push(history);
     const writes = writer(word);
     const rounds: Round[] = [];
     for (let round = 0; round < 8; round += 1) {
@@ -88,11 +97,19 @@ describe('GET /plants, then GET /plants/events?after=Feed-Position', () => {
     await writes.stop();
     const end = uniqueId();
     expect((await postPlant(app, { id: end, name: `${word} end` })).status).toBe(200);
-    await Promise.all(rounds.map((round) => round.stream.waitFor((events) => events.some((event) => event.data?.startsWith(`{"id":${end},`)), 15_000)));
+    const carriesEnd = (stream: SseStream) => stream.waitFor((events) => events.some((event) => event.data?.startsWith(`{"id":${end},`)), 15_000);
+    await Promise.all([history, ...rounds.map((round) => round.stream)].map(carriesEnd));
 
     const final = (await app.request.get(`/plants?q=${word}&limit=1000`).set(bearer())).body as Listed[];
-    const expected = new Map(final.map((plant) => [plant.id, plant]));
+    const all = changesOf(history, end);
     expect(new Set(rounds.map((round) => round.position)).size).toBeGreaterThan(1);
-    for (const round of rounds) expect(follow(round, word, end)).toEqual(expected);
+    for (const round of rounds) {
+      const followed = changesOf(round.stream, end);
+      // The snapshot is the history up to its position: the rows and Feed-Position are one snapshot.
+      expect(round.snapshot).toEqual(apply(new Map(), all.filter((change) => change.pos <= round.position), word));
+      // The stream after that position is the history after it, each change once.
+      expect(followed.map((change) => change.pos)).toEqual(all.filter((change) => change.pos > round.position).map((change) => change.pos));
+      expect(apply(round.snapshot, followed, word)).toEqual(new Map(final.map((plant) => [plant.id, plant])));
+    }
   }, 60_000);
 });

@@ -64,6 +64,7 @@ describe('plant-store export and import (SQLite)', () => {
       '007-restore-marks.sql',
       '008-plant-times-and-keys.sql',
       '009-plant-orders.sql',
+      '010-plant-search.sql',
     ]);
     db.close();
   });
