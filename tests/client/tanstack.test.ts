@@ -4,7 +4,8 @@ import { createClient, newPlantId, PlantStoreError, type Page, type PlantQuery, 
 import { plantQueries } from '../../clients/typescript/src/tanstack';
 import { appForAll } from '../helpers/fixtures';
 import { sleep } from '../helpers/common';
-import { TOKEN } from '../helpers/test-app';
+import { optionalService } from '../helpers/optional-services';
+import { TOKEN, type StoreKind } from '../helpers/test-app';
 
 // The client is an ES module package, so its types name query-core's import build; this test file is CommonJS,
 // whose import of it would name the require build, whose QueryClient TypeScript holds apart (#private). One build, typed as the client sees it.
@@ -23,8 +24,10 @@ async function until<T>(read: () => T, met: (value: T) => boolean, timeoutMs = 5
   return read();
 }
 
-describe('plantQueries (@plant-store/client/tanstack) with a real QueryClient against the service', () => {
-  const app = appForAll();
+const STORES: StoreKind[] = optionalService('postgres') === undefined ? ['sqlite'] : ['sqlite', 'postgres'];
+
+describe.each(STORES)('plantQueries (@plant-store/client/tanstack) with a real QueryClient against the service on %s', (store) => {
+  const app = appForAll({}, { store });
   const writer = () => createClient({ baseUrl: app.url, token: TOKEN });
   let queries: ReturnType<typeof plantQueries>;
   let queryClient: InstanceType<Core['QueryClient']>;
