@@ -103,6 +103,25 @@ describe.each(STORES)('plantQueries (@plant-store/client/tanstack) with a real Q
     expect(infinitePages?.pages.flatMap((page) => names(page.plants))).toEqual(['Cinnamon fern']);
   });
 
+  it('when more pages follow, then a change past the page waits, one inside lands in place, and one to its last plant reads the page again', async () => {
+    const tag = `tq-window-${randomBytes(4).toString('hex')}`;
+    const query = { tag, sort: 'name' as const, limit: 2, count: true };
+    const ids = [newPlantId(), newPlantId(), newPlantId()];
+    for (const [index, id] of ids.entries()) await writer().createPlant({ id, name: `Plant ${index}`, tag });
+    stops.push(new QueryObserver(queryClient, queries.list(query)).subscribe(() => undefined), queries.follow(queryClient, { tag }));
+    const cached = () => queryClient.getQueryData<Page>(queries.keys.list(query));
+    const shown = async (expected: string[]) => names((await until(cached, (page) => names(page?.plants).join() === expected.join()))?.plants);
+    await shown(['Plant 0', 'Plant 1']);
+
+    await writer().updatePlant(ids[2] as bigint, { name: 'Plant 9' });
+    await writer().createPlant({ id: newPlantId(), name: 'Plant 00', tag });
+    const inside = await shown(['Plant 0', 'Plant 00', 'Plant 1']);
+    await writer().updatePlant(ids[1] as bigint, { name: 'Plant 5' });
+    const reread = await shown(await fresh(query).then((page) => page.names));
+
+    expect({ inside, reread, total: cached()?.total }).toEqual({ inside: ['Plant 0', 'Plant 00', 'Plant 1'], reread: ['Plant 0', 'Plant 00'], total: 4 });
+  });
+
   it('when an edit is made against an ETag someone else has since replaced, then the list shows it at once, rolls back on the 412 and reads the plant again', async () => {
     const tag = `tq-edit-${randomBytes(4).toString('hex')}`;
     const id = newPlantId();

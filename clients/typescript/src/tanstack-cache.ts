@@ -22,8 +22,14 @@ export const covers = (filter: Filter, query: KeyQuery): boolean => (filter.q ==
 
 type Result = { plants: StoredPlant[]; delta: number | undefined };
 
-function applyTo(plants: StoredPlant[], more: boolean, change: PlantChange, query: KeyQuery): Result {
-  return applyChange(plants, change, query, comparePlants(query.sort), more ? plants.at(-1) : undefined);
+/**
+ * The change applied to a window whose end is its last plant when more pages follow; undefined when the change is
+ * to that last plant itself, since the cached data would then no longer say where the next page's cursor starts.
+ */
+function applyTo(plants: StoredPlant[], more: boolean, change: PlantChange, query: KeyQuery): Result | undefined {
+  const last = more ? plants.at(-1) : undefined;
+  if (last !== undefined && last.id === (change.type === 'plant.deleted' ? change.id : change.plant.id)) return undefined;
+  return applyChange(plants, change, query, comparePlants(query.sort), last);
 }
 
 const later = (position: bigint, change: PlantChange) => (change.position > position ? change.position : position);
@@ -31,8 +37,9 @@ const recount = (total: number | undefined, delta: number | undefined) => (total
 
 /** A first page: its window is everything up to its last plant. */
 function applyToPage(page: Page, change: PlantChange, query: KeyQuery): Page | undefined {
-  const { plants, delta } = applyTo(page.plants, page.next !== undefined, change, query);
-  if (page.total !== undefined && delta === undefined) return undefined;
+  const applied = applyTo(page.plants, page.next !== undefined, change, query);
+  if (applied === undefined || (page.total !== undefined && applied.delta === undefined)) return undefined;
+  const { plants, delta } = applied;
   return { ...page, plants, total: recount(page.total, delta), position: later(page.position, change) };
 }
 
@@ -40,13 +47,14 @@ function applyToPage(page: Page, change: PlantChange, query: KeyQuery): Page | u
 function applyToPages(data: InfiniteData<Page, string | undefined>, change: PlantChange, query: KeyQuery): InfiniteData<Page, string | undefined> | undefined {
   const last = data.pages.at(-1);
   if (last === undefined) return data;
-  const { plants, delta } = applyTo(
+  const applied = applyTo(
     data.pages.flatMap((page) => page.plants),
     last.next !== undefined,
     change,
     query,
   );
-  if (data.pages[0]?.total !== undefined && delta === undefined) return undefined;
+  if (applied === undefined || (data.pages[0]?.total !== undefined && applied.delta === undefined)) return undefined;
+  const { plants, delta } = applied;
   let start = 0;
   const pages = data.pages.map((page, index) => {
     const end = index === data.pages.length - 1 ? plants.length : start + page.plants.length;
@@ -68,7 +76,8 @@ export function applyToList(queryClient: QueryClient, queryKey: QueryKey, filter
   // Already reflected: every page was read after the change.
   const positions = 'pages' in data ? data.pages.map((page) => page.position) : [data.position];
   if (!optimistic && positions.every((position) => change.position <= position)) return;
-  // A page after the first has a window that starts somewhere unknown; a count the window cannot tell is read again.
+  // A page after the first has a window that starts somewhere unknown; a change to the window's last plant, or a
+  // count the window cannot tell, is read again.
   const next = listQuery.after !== undefined || listQuery.next !== undefined ? undefined : 'pages' in data ? applyToPages(data, change, listQuery) : applyToPage(data, change, listQuery);
   if (next === undefined) void queryClient.invalidateQueries({ queryKey, exact: true });
   else queryClient.setQueryData(queryKey, next);
