@@ -3,7 +3,8 @@
  * so the page, the count and the feed position (plant_event_counter, written in every change's transaction) are
  * read in one snapshot. Text compares COLLATE "C" (byte order of UTF-8: code point order, as SQLite's BINARY),
  * never by the database's collation; name_key, created_at and updated_at are COLLATE "C" columns, name is not.
- * q is strpos() on name_key: a plain substring, with no LIKE pattern characters to escape. SQL only.
+ * q is strpos() on name_key: a plain substring; from 3 code points an escaped LIKE beside it lets the trigram
+ * index narrow the rows first. SQL only.
  */
 import { selectMembers, type MemberColumns } from './plant.members';
 import { isIdSort, type PlantListQuery } from './plant.list-query';

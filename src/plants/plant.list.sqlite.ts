@@ -2,7 +2,8 @@
  * GET /plants on SQLite: one statement per shape of query (sort, tag, q, a start or none), prepared on first use;
  * the page, the count and the feed position read in one read transaction, so all three are one snapshot. Text
  * compares by SQLite's BINARY collation: memcmp of UTF-8, code point order. q is instr() on name_key: a plain
- * substring, with no LIKE pattern characters to escape. SQL only.
+ * substring, with no LIKE pattern characters to escape; from 3 code points the search index narrows it first.
+ * SQL only.
  */
 import type Database from 'better-sqlite3';
 import type { Db } from '../db/database.sqlite';
