@@ -246,6 +246,9 @@ export class PlantFeed {
         await nextTurn();
       }
       if (stream.closed) return;
+      // No head (the feed had no stream when a commit woke it): the feed reads on from what this stream has read.
+      // Found again from the store's last position, it would pass over the events committed since that read.
+      this.head ??= stream.cursor;
       // Synchronously after the check: the feed delivers every event past its head to the stream from here on.
       this.live.add(stream);
     } catch (err) {
