@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import * as queryCore from '@tanstack/query-core';
-import { createClient, newPlantId, PlantStoreError, type Page, type PlantQuery, type StoredPlant } from '../../clients/typescript/src/index';
+import { createClient, newPlantId, PlantStoreError, type Page, type PlantQuery, type PlantStoreClient, type StoredPlant } from '../../clients/typescript/src/index';
 import { plantQueries } from '../../clients/typescript/src/tanstack';
 import { appForAll } from '../helpers/fixtures';
 import { sleep } from '../helpers/common';
+import { optionalService } from '../helpers/optional-services';
 import { TOKEN, type StoreKind } from '../helpers/test-app';
 
 // The client is an ES module package, so its types name query-core's import build; this test file is CommonJS,
@@ -23,11 +24,8 @@ async function until<T>(read: () => T, met: (value: T) => boolean, timeoutMs = 5
   return read();
 }
 
-// TODO(#33): PostgreSQL too, once its feed stops dropping an event now and then from a stream opened with
-// Last-Event-ID while creates commit (about one run in eight, sequential creates included: the raw stream skips a
-// position that a replay from the same position has). Each store's list order is the client's (tests/api compares
-// both stores' answers byte for byte), so SQLite shows the order too.
-const STORES: StoreKind[] = ['sqlite'];
+// Both stores: a change is placed by the client's order, which must be each store's, and each feed must miss nothing.
+const STORES: StoreKind[] = optionalService('postgres') === undefined ? ['sqlite'] : ['sqlite', 'postgres'];
 
 describe.each(STORES)('plantQueries (@plant-store/client/tanstack) with a real QueryClient against the service on %s', (store) => {
   const app = appForAll({}, { store });
@@ -108,12 +106,29 @@ describe.each(STORES)('plantQueries (@plant-store/client/tanstack) with a real Q
 
   it('when more pages follow, then a change past the page waits, one inside lands in place, and one to its last plant reads the page again', async () => {
     const tag = `tq-window-${randomBytes(4).toString('hex')}`;
-    const query = { tag, sort: 'name' as const, limit: 2, count: true };
+    // Without a count: an edit past the page would otherwise read it again, the count being unknown there.
+    const query = { tag, sort: 'name' as const, limit: 2 };
     const ids = [newPlantId(), newPlantId(), newPlantId()];
     for (const [index, id] of ids.entries()) await writer().createPlant({ id, name: `Plant ${index}`, tag });
-    stops.push(new QueryObserver(queryClient, queries.list(query)).subscribe(() => undefined), queries.follow(queryClient, { tag }));
+    // Once its feed is open, follow reads the lists again; the writes below come after that read, so what they do
+    // to the cached page is what the feed does to it.
+    const real = writer();
+    let open = false;
+    const watched: PlantStoreClient = {
+      ...real,
+      changes: (feedQuery) =>
+        (async function* () {
+          for await (const change of real.changes(feedQuery)) {
+            open ||= change.type === 'open';
+            yield change;
+          }
+        })(),
+    };
+    const followed = plantQueries(watched);
+    stops.push(new QueryObserver(queryClient, followed.list(query)).subscribe(() => undefined), followed.follow(queryClient, { tag }));
     const cached = () => queryClient.getQueryData<Page>(queries.keys.list(query));
     const shown = async (expected: string[]) => names((await until(cached, (page) => names(page?.plants).join() === expected.join()))?.plants);
+    await until(() => open && queryClient.isFetching() === 0, Boolean);
     await shown(['Plant 0', 'Plant 1']);
 
     await writer().updatePlant(ids[2] as bigint, { name: 'Plant 9' });
@@ -122,7 +137,7 @@ describe.each(STORES)('plantQueries (@plant-store/client/tanstack) with a real Q
     await writer().updatePlant(ids[1] as bigint, { name: 'Plant 5' });
     const reread = await shown(await fresh(query).then((page) => page.names));
 
-    expect({ inside, reread, total: cached()?.total }).toEqual({ inside: ['Plant 0', 'Plant 00', 'Plant 1'], reread: ['Plant 0', 'Plant 00'], total: 4 });
+    expect({ inside, reread }).toEqual({ inside: ['Plant 0', 'Plant 00', 'Plant 1'], reread: ['Plant 0', 'Plant 00'] });
   });
 
   it('when an edit is made against an ETag someone else has since replaced, then the list shows it at once, rolls back on the 412 and reads the plant again', async () => {
