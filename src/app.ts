@@ -20,7 +20,7 @@ import { buildOpenApiDocument } from './openapi';
 import type { Mounted, RouteKit } from './resource';
 
 /** The variables the HTTP app reads; the rest of the configuration is the service's and the store's. */
-export type AppConfig = Pick<Config, 'trustProxy' | 'corsOrigins' | 'docsEnabled' | 'loadShedLagMs' | 'rateLimitPerMinute' | 'bodyLimitBytes' | 'oidc'>;
+export type AppConfig = Pick<Config, 'trustProxy' | 'corsOrigins' | 'docsEnabled' | 'loadShedLagMs' | 'rateLimitPerMinute' | 'bodyLimitBytes' | 'batchBodyLimitBytes' | 'oidc'>;
 
 export type AppDeps = {
   config: AppConfig;
@@ -50,12 +50,12 @@ function anyOf(patterns: readonly RegExp[]): (path: string) => boolean {
 
 /** What a browser app on a listed origin may send and read (CORS_ORIGINS names the origins). */
 const CORS = {
-  methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'],
+  methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
   // If-Match and If-None-Match: conditional edits and reads; Last-Event-ID: a fetch-based reader resuming;
   // Prefer: count=exact on GET /plants.
   allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'If-Match', 'If-None-Match', 'Last-Event-ID', 'Prefer'],
   // RateLimit and RateLimit-Policy (draft-8): a browser app can slow down before a 429. ETag: the
-  // version a browser app sends back in If-Match. X-Total-Count, Preference-Applied and Feed-Position: a
+  // version a browser app sends back in If-Match; Location: where a PUT created a plant. X-Total-Count, Preference-Applied and Feed-Position: a
   // list's count and the feed position it was read at (GET /plants).
   exposedHeaders: [
     'X-Request-Id',
@@ -65,6 +65,7 @@ const CORS = {
     'RateLimit',
     'RateLimit-Policy',
     'ETag',
+    'Location',
     'X-Total-Count',
     'Preference-Applied',
     'Feed-Position',
@@ -116,16 +117,24 @@ export function createApp({ config, logger, resources, access, readiness, lifecy
   const auth = createAuth(config, tokens, logger, access);
   // Change streams: open for as long as their clients read, so never counted as requests waiting in line.
   const stream = anyOf(resources.flatMap(({ resource }) => (resource.streams === undefined ? [] : [resource.streams])));
+  const limiter = config.rateLimitPerMinute > 0 ? rateLimitPerMinute(config.rateLimitPerMinute, readCredentials, rateLimitStore) : undefined;
   app.use(
     inSequence(
       ...(config.loadShedLagMs > 0 ? [loadShedding(config.loadShedLagMs, (req) => stream(req.path))] : []),
       auth.identify,
-      ...(config.rateLimitPerMinute > 0 ? [rateLimitPerMinute(config.rateLimitPerMinute, readCredentials, rateLimitStore)] : []),
+      ...(limiter === undefined ? [] : [limiter.middleware]),
       auth.authorize,
     ),
   );
 
-  const kit: RouteKit = { readBody: jsonBody(config.bodyLimitBytes), methodNotAllowed, grants, leaseOf: readLease };
+  const kit: RouteKit = {
+    readBody: jsonBody(config.bodyLimitBytes),
+    readBatchBody: jsonBody(config.batchBodyLimitBytes),
+    methodNotAllowed,
+    grants,
+    leaseOf: readLease,
+    charge: limiter === undefined ? () => Promise.resolve() : limiter.charge,
+  };
   for (const { parts } of resources) parts.routes(app, kit);
 
   app.use(notFound(resources.flatMap(({ resource }) => resource.served)));

@@ -14,7 +14,7 @@ export type FieldCode = (typeof FIELD_CODES)[number];
 
 export const fieldErrorSchema = z
   .strictObject({
-    field: z.string().meta({ description: 'The property or parameter: id, name, tag, limit, after, q, sort or cursor.' }),
+    field: z.string().meta({ description: 'The property or parameter: id, name, tag, limit, after, q, sort or cursor; in a batch, the path of the member in the body (operations[3].name, …).' }),
     code: z.enum(FIELD_CODES).meta({ description: 'The kind of problem; the same problem always gets the same code.' }),
     message: z.string().meta({ description: 'What to fix, for a person, without the field name; may be reworded.' }),
   })
@@ -24,10 +24,14 @@ export const errorSchema = z
   .object({
     error: z.int32().meta({ description: 'Stable code, one per cause; see the table in docs/api.md.' }),
     message: z.string().meta({ description: 'What went wrong and what to fix, for a person.' }),
+    operation: z
+      .int32()
+      .optional()
+      .meta({ description: 'Only on a failed batch of writes: the index of the operation that failed; none of the batch was applied.' }),
     fields: z
       .array(fieldErrorSchema)
       .optional()
-      .meta({ description: 'Only on field and parameter validation (40006, 40012, 40040 to 40042): one entry per problem, for a form to show beside each field.' }),
+      .meta({ description: 'Only on field and parameter validation (40006, 40012, 40040 to 40042, 40050, 40051): one entry per problem, for a form to show beside each field.' }),
   })
   .meta({ id: 'Error' });
 

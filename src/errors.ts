@@ -24,6 +24,12 @@ export const catalogue = {
     status: 400,
     message: 'after and cursor do not go together, and each goes with its sort: after with sort=id or -id, cursor with the other sorts.',
   },
+  invalid_batch: {
+    code: 40050,
+    status: 400,
+    message: 'The body must be {"operations": [...]} with 1 to 1000 operations, each an object whose op is create, update, put or delete.',
+  },
+  too_many_operations: { code: 40051, status: 400, message: 'A batch holds at most 1000 operations; split it.' },
   missing_credentials: { code: 40101, status: 401, message: 'Send Authorization: Bearer <token>.' },
   invalid_token: { code: 40102, status: 401, message: 'The bearer token is not valid.' },
   token_expired: { code: 40103, status: 401, message: 'The access token has expired; get a new one from the identity provider.' },
@@ -60,16 +66,19 @@ export class AppError extends Error {
   readonly reason: Reason;
   readonly headers: Readonly<Record<string, string>>;
   readonly fields?: readonly FieldProblem[];
+  /** A batch's failure: the index of the operation that failed (nothing of the batch was applied). */
+  readonly operation?: number;
 
   constructor(
     reason: Reason,
     message?: string,
-    options: { cause?: unknown; headers?: Record<string, string>; fields?: readonly FieldProblem[] } = {},
+    options: { cause?: unknown; headers?: Record<string, string>; fields?: readonly FieldProblem[]; operation?: number } = {},
   ) {
     super(message ?? catalogue[reason].message, { cause: options.cause });
     this.name = 'AppError';
     this.reason = reason;
     this.headers = options.headers ?? {};
     if (options.fields !== undefined) this.fields = options.fields;
+    if (options.operation !== undefined) this.operation = options.operation;
   }
 }

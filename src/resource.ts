@@ -104,9 +104,13 @@ export type ResourceParts = {
 /** What app.ts hands each resource's routes: the body parser and what auth decided about the request. */
 export type RouteKit = {
   readBody: RequestHandler;
+  /** The same parser with BATCH_BODY_LIMIT, for a batch of writes. */
+  readBatchBody: RequestHandler;
   methodNotAllowed: (allow: string) => RequestHandler;
   grants: (req: Request, scope: string) => boolean;
   leaseOf: (req: Request) => Lease | undefined;
+  /** Counts a request that stands for `weight` (a batch of writes) as that many against the rate limit: a 429 past it. */
+  charge: (req: Request, weight: number) => Promise<void>;
 };
 
 /** A registered resource with the parts its store built: what createApp mounts. */

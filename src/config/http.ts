@@ -6,6 +6,9 @@ export const httpVariables = {
   BODY_LIMIT: byteSize.prefault('16kb').describe(
     'Largest accepted request body: bytes, or a number with `kb` or `mb` (1024-based).',
   ),
+  BATCH_BODY_LIMIT: byteSize.prefault('1mb').describe(
+    'Largest accepted body of a batch of writes (up to 1000 operations, docs/api.md): bytes, or a number with `kb` or `mb` (1024-based).',
+  ),
   CORS_ORIGINS: origins.prefault('').describe(
     'Browser origins allowed to call, comma-separated (`https://app.example.com`). Empty: no CORS headers at all.',
   ),
@@ -18,5 +21,5 @@ export const httpVariables = {
 };
 
 export function httpSettings(env: Parsed<typeof httpVariables>) {
-  return { bodyLimitBytes: env.BODY_LIMIT, corsOrigins: env.CORS_ORIGINS, trustProxy: env.TRUST_PROXY, docsEnabled: env.DOCS_ENABLED };
+  return { bodyLimitBytes: env.BODY_LIMIT, batchBodyLimitBytes: env.BATCH_BODY_LIMIT, corsOrigins: env.CORS_ORIGINS, trustProxy: env.TRUST_PROXY, docsEnabled: env.DOCS_ENABLED };
 }

@@ -56,6 +56,9 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     }
     res.status(row.status).set(appError.headers);
     if (row.status === 503 && !res.hasHeader('Retry-After')) res.set('Retry-After', '1');
-    res.json(appError.fields === undefined ? { error: row.code, message: appError.message } : { error: row.code, message: appError.message, fields: appError.fields });
+    const body: Record<string, unknown> = { error: row.code, message: appError.message };
+    if (appError.operation !== undefined) body.operation = appError.operation;
+    if (appError.fields !== undefined) body.fields = appError.fields;
+    res.json(body);
   };
 }

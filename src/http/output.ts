@@ -35,6 +35,9 @@ function forwardedPrefix(req: Request): string {
   return value.endsWith('/') ? value.slice(0, -1) : value;
 }
 
+/** A path of this service as a client reaches it (under a trusted proxy's prefix): a Location. */
+export const pathOf = (req: Request, path: string): string => `${forwardedPrefix(req)}${path}`;
+
 /**
  * RFC 8288 next link, path-absolute, so it resolves against whatever scheme and host the client used. The path
  * is the request's pathname (never the host of an absolute-form target such as GET http://evil.example/items),

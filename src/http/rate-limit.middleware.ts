@@ -1,19 +1,31 @@
 import type { Request, RequestHandler } from 'express';
-import { ipKeyGenerator, rateLimit, type Store } from 'express-rate-limit';
+import { ipKeyGenerator, MemoryStore, rateLimit, type Store } from 'express-rate-limit';
 import { AppError } from '../errors';
 import type { Credentials } from '../auth';
+
+/** The limiter, and how a request that stands for several (a batch of writes) pays for the rest. */
+export type RateLimit = {
+  middleware: RequestHandler;
+  /** Counts the request `weight - 1` more times; a 429 (with Retry-After) when that passes the limit. */
+  charge: (req: Request, weight: number) => Promise<void>;
+};
 
 /**
  * A fixed one-minute window per accepted token, and per client address (as Express sees it under TRUST_PROXY)
  * for requests without a valid token. Counts live in this process, or in `shared` (Redis, rate-limit.redis.ts)
  * so that every replica counts against one limit; a shared store that fails lets the request through.
  */
-export function rateLimitPerMinute(limit: number, readCredentials: (req: Request) => Credentials, shared?: Store): RequestHandler {
-  return rateLimit({
+export function rateLimitPerMinute(limit: number, readCredentials: (req: Request) => Credentials, shared?: Store): RateLimit {
+  const store = shared ?? new MemoryStore();
+  const keyOf = (req: Request) => {
+    const credentials = readCredentials(req);
+    return credentials.kind === 'valid' ? credentials.rateKey : `ip:${ipKeyGenerator(req.ip ?? '')}`;
+  };
+  const middleware = rateLimit({
+    store,
     ...(shared === undefined
       ? {}
       : {
-          store: shared,
           passOnStoreError: true,
           // The store logs an outage once; express-rate-limit would add a line per request.
           logger: { error: () => undefined, warn: () => undefined },
@@ -22,11 +34,24 @@ export function rateLimitPerMinute(limit: number, readCredentials: (req: Request
     limit,
     standardHeaders: 'draft-8',
     legacyHeaders: false,
-    keyGenerator: (req) => {
-      const credentials = readCredentials(req);
-      return credentials.kind === 'valid' ? credentials.rateKey : `ip:${ipKeyGenerator(req.ip ?? '')}`;
-    },
+    keyGenerator: keyOf,
     // express-rate-limit has set Retry-After already; the error middleware writes the body.
     handler: (_req, _res, next) => next(new AppError('rate_limited')),
   });
+  const charge = async (req: Request, weight: number): Promise<void> => {
+    const key = keyOf(req);
+    let counted: Awaited<ReturnType<Store['increment']>> | undefined;
+    try {
+      // One at a time: the Store contract counts by one.
+      for (let more = weight - 1; more > 0; more -= 1) counted = await store.increment(key);
+    } catch (error) {
+      // A shared store that fails lets the request through, as the limiter does.
+      if (shared !== undefined) return;
+      throw error;
+    }
+    if (counted === undefined || counted.totalHits <= limit) return;
+    const seconds = Math.max(1, Math.ceil(((counted.resetTime?.getTime() ?? Date.now() + 60_000) - Date.now()) / 1000));
+    throw new AppError('rate_limited', `This batch counts as ${weight} requests, more than RATE_LIMIT_PER_MINUTE leaves this minute; nothing was written. Retry after ${seconds} seconds, or send fewer operations.`, { headers: { 'Retry-After': String(seconds) } });
+  };
+  return { middleware, charge };
 }

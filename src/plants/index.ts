@@ -13,8 +13,8 @@ import { PLANTS_TAG, plantPaths } from './plant.openapi';
 import type { PlantRepository } from './plant.repository';
 import { PostgresPlantRepository } from './plant.repository.postgres';
 import { SqlitePlantRepository } from './plant.repository.sqlite';
-import { EVENTS_ALLOW, PLANT_ALLOW, PLANTS_ALLOW, plantRoutes } from './plant.routes';
-import { newPlantSchema, plantIdSchema, plantPatchSchema, plantSchema, storedPlantSchema } from './plant.schemas';
+import { BATCH_ALLOW, EVENTS_ALLOW, PLANT_ALLOW, PLANTS_ALLOW, plantRoutes } from './plant.routes';
+import { newPlantSchema, plantIdSchema, plantPatchSchema, plantSchema, putPlantSchema, storedPlantSchema } from './plant.schemas';
 import { PlantService } from './plant.service';
 import { plantWebhooks } from './plant.webhooks-openapi';
 
@@ -29,7 +29,7 @@ function partsOver(plants: PlantRepository & PlantEventLog, feed: PlantFeed): Pl
   return {
     repository: plants,
     routes: (app, kit) => {
-      const controller = new PlantController(new PlantService(plants), feed, (req) => kit.grants(req, READ), kit.leaseOf);
+      const controller = new PlantController(new PlantService(plants), feed, (req) => kit.grants(req, READ), kit.leaseOf, kit.charge);
       plantRoutes(app, controller, kit);
     },
     // Change streams end at once: their clients reconnect to another replica, and none holds the drain.
@@ -46,16 +46,17 @@ export const plants: Resource = {
   options: [
     { path: '/plants', allow: PLANTS_ALLOW },
     { path: '/plants/events', allow: EVENTS_ALLOW },
+    { path: '/plants/batch', allow: BATCH_ALLOW },
     { path: '/plants/:id', allow: PLANT_ALLOW },
   ],
   streams: /^\/plants\/events\/?$/i,
   scopes: [READ, WRITE],
-  // By method alone, decided before routing: GET/HEAD read, POST/PATCH/DELETE write; other methods reach routing (405).
-  access: { GET: READ, HEAD: READ, POST: WRITE, PATCH: WRITE, DELETE: WRITE },
+  // By method alone, decided before routing: GET/HEAD read, POST/PUT/PATCH/DELETE write; other methods reach routing (405).
+  access: { GET: READ, HEAD: READ, POST: WRITE, PUT: WRITE, PATCH: WRITE, DELETE: WRITE },
   eventTypes: ['plant.created', 'plant.updated', 'plant.deleted'],
   openapi: {
     paths: plantPaths,
-    schemas: [newPlantSchema, plantPatchSchema, plantSchema, storedPlantSchema],
+    schemas: [newPlantSchema, putPlantSchema, plantPatchSchema, plantSchema, storedPlantSchema],
     // The id reaches zod as number or bigint; on the wire it is a JSON integer.
     override: (schema: z.ZodType, json: JsonSchema) => {
       if (schema !== plantIdSchema) return;

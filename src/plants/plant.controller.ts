@@ -1,14 +1,15 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { AppError } from '../errors';
 import { int64Param, invalid, rejectMalformedQuery, rejectMalformedSegment } from '../http/input';
-import { nextLink, sendJson, sendNoStoreJson } from '../http/output';
+import { nextLink, pathOf, sendJson, sendNoStoreJson } from '../http/output';
 import { localsOf } from '../request-locals';
 import type { PlantFeed, StreamLease } from './plant.feed';
 import type { PlantService } from './plant.service';
-import { plantBodyJson, plantJson } from './plant.json';
-import { feedQuerySchema, INT64_MAX, newPlantSchema, plantIdParamSchema, plantPatchSchema } from './plant.schemas';
+import { newPlantJson, plantBodyJson, plantJson } from './plant.json';
+import { feedQuerySchema, INT64_MAX, newPlantSchema, plantIdParamSchema, plantPatchSchema, putPlantSchema } from './plant.schemas';
 import { cursorOf, parseListRequest } from './plant.list-query';
-import { etagOf, expectedVersions, noneMatch } from './plant.etags';
+import { batchJson, parseBatch } from './plant.batch';
+import { etagOf, expectedVersions, noneMatch, noneMatchAny, putExpected } from './plant.etags';
 
 // A feed position as sent in Last-Event-ID: plain decimal, 0 to 2^63 - 1.
 const POSITION = /^(?:0|[1-9][0-9]{0,18})$/;
@@ -19,13 +20,15 @@ const parseId = (text: string): bigint => int64Param('id', text, plantIdParamSch
 export class PlantController {
   /**
    * `mayRead`: whether the caller's credentials grant plants:read; `leaseOf`: how long they hold, so a change
-   * stream ends when they do (src/auth decides both; this layer cannot import it).
+   * stream ends when they do (src/auth decides both; this layer cannot import it); `charge`: the rate limit's
+   * count for a batch.
    */
   constructor(
     private readonly service: PlantService,
     private readonly feed: PlantFeed,
     private readonly mayRead: (req: Request) => boolean,
     private readonly leaseOf: (req: Request) => StreamLease | undefined,
+    private readonly charge: (req: Request, weight: number) => Promise<void> = () => Promise.resolve(),
   ) {}
 
   /**
@@ -108,15 +111,50 @@ export class PlantController {
     const parsed = plantPatchSchema.safeParse(body);
     if (!parsed.success) throw invalid('invalid_field', parsed.error, body);
     const { id: bodyId, ...patch } = parsed.data;
-    if (bodyId !== undefined && bodyId !== id) {
-      const message = `must be the id in the path (${id}), or left out; an id cannot be changed`;
-      throw new AppError('invalid_field', `id: ${message}`, { fields: [{ field: 'id', code: 'mismatch', message }] });
-    }
+    rejectOtherId(id, bodyId);
     const { trace } = localsOf(res);
     const { plant, version } = await this.service.update(id, patch, expectedVersions(req.headers['if-match']), trace === undefined ? undefined : { trace });
     res.setHeader('ETag', etagOf(version));
     if (this.mayRead(req)) sendNoStoreJson(res, plantJson(plant));
     else res.set('Cache-Control', 'no-store').status(204).end();
+  };
+
+  /**
+   * Create or replace: 201 with Location when the id held no plant, 200 otherwise. The body is the plant as the
+   * caller wrote it, `{id, name, tag?}` (nothing it did not send, so no read scope is needed), with its ETag.
+   */
+  put = async (req: Request, res: Response): Promise<void> => {
+    const id = parseId(req.params.id as string);
+    const createOnly = noneMatchAny(req.headers['if-none-match']);
+    if (createOnly === false) {
+      const message = 'must be * (create only) or left out on PUT; use If-Match to replace a known version';
+      throw new AppError('invalid_parameter', `If-None-Match: ${message}`, { fields: [{ field: 'If-None-Match', code: 'unknown_value', message }] });
+    }
+    const body = req.body as Record<string, unknown>;
+    const parsed = putPlantSchema.safeParse(body);
+    if (!parsed.success) throw invalid('invalid_field', parsed.error, body);
+    const { id: bodyId, ...plant } = parsed.data;
+    rejectOtherId(id, bodyId);
+    const { trace } = localsOf(res);
+    const expected = putExpected(req.headers['if-match'], createOnly === true);
+    const { plant: stored, version, created } = await this.service.put(id, plant, expected, trace === undefined ? undefined : { trace });
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('ETag', etagOf(version));
+    if (created) res.status(201).setHeader('Location', pathOf(req, `/plants/${id}`));
+    sendJson(res, newPlantJson(stored));
+  };
+
+  /**
+   * All or nothing: 200 with each operation's result, or the first failure's error naming its operation. Needs
+   * plants:write only; an update's result carries the plant only for a caller that may read (docs/decisions/api.md).
+   */
+  batch = async (req: Request, res: Response): Promise<void> => {
+    const writes = parseBatch(req.body as Record<string, unknown>);
+    // A batch counts as its number of operations against the rate limit (the limiter counted one).
+    await this.charge(req, writes.length);
+    const { trace } = localsOf(res);
+    const outcomes = await this.service.batch(writes, trace === undefined ? undefined : { trace });
+    sendNoStoreJson(res, batchJson(writes, outcomes, this.mayRead(req)));
   };
 
   delete = async (req: Request, res: Response): Promise<void> => {
@@ -131,11 +169,18 @@ export class PlantController {
     next();
   };
 
-  /** PATCH and DELETE /plants/ (an empty id) are a 400 naming id, before any body is read; /plants goes on to the 405. */
+  /** PUT, PATCH and DELETE /plants/ (an empty id) are a 400 naming id, before any body is read; /plants goes on to the 405. */
   withoutId: RequestHandler = (req, _res, next) => {
     rejectEmptyId(req);
     next();
   };
+}
+
+/** A body's id, when sent, must be the path's: an id cannot be changed. */
+function rejectOtherId(id: bigint, bodyId: bigint | undefined): void {
+  if (bodyId === undefined || bodyId === id) return;
+  const message = `must be the id in the path (${id}), or left out; an id cannot be changed`;
+  throw new AppError('invalid_field', `id: ${message}`, { fields: [{ field: 'id', code: 'mismatch', message }] });
 }
 
 function rejectEmptyId(req: Request): void {

@@ -4,6 +4,7 @@
  * a tag never names two different states of a plant.
  */
 import type { Expected } from './plant.repository';
+import type { PutExpected } from './plant.write-rule';
 
 export const etagOf = (version: bigint): string => `"${version}"`;
 
@@ -27,6 +28,23 @@ export function expectedVersions(header: string | undefined): Expected | undefin
     if (match !== null) versions.push(BigInt(match[1] as string));
   }
   return versions;
+}
+
+/**
+ * A put's preconditions: If-None-Match: * (create only) or If-Match (`*`: any plant, so none is a 412; tags: one
+ * of those versions). Both at once can never hold (an absent plant fails If-Match, a present one If-None-Match):
+ * an empty list, so the put answers 412 either way.
+ */
+export function putExpected(ifMatch: string | undefined, createOnly: boolean): PutExpected | undefined {
+  const tags = tagsOf(ifMatch);
+  if (createOnly) return tags.length === 0 ? 'absent' : [];
+  return tags.includes('*') ? 'exists' : expectedVersions(ifMatch);
+}
+
+/** Whether If-None-Match is `*` alone; absent or empty: undefined, so a caller can tell the two from other lists. */
+export function noneMatchAny(header: string | undefined): boolean | undefined {
+  const tags = tagsOf(header);
+  return tags.length === 0 ? undefined : tags.length === 1 && tags[0] === '*';
 }
 
 /** If-None-Match on a read: true when it names the current tag (weak comparison) or is `*`. */

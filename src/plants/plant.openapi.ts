@@ -5,27 +5,13 @@
  */
 import { BODY_ERRORS, errorResponses, parameter, REQUEST_ERRORS, requestId, type JsonSchema } from '../openapi-responses';
 import { feedQuerySchema, listQueryExtraSchema, listQuerySchema, plantIdParamSchema } from './plant.schemas';
+import { etag, ifMatch, noStore } from './plant.openapi-headers';
+import { batchPlants, putPlant } from './plant.writes-openapi';
 
 export const PLANTS_TAG = { name: 'plants', description: 'The store of plants; every call needs a bearer token.' };
 
-const noStore = { 'Cache-Control': { description: 'no-store: plants change; no cache may keep them.', schema: { const: 'no-store' } } };
-
 // The causes each operation can meet besides REQUEST_ERRORS, beside the operation they belong to.
 const BY_ID = ['invalid_parameter', 'not_found', 'plant_not_found'] as const;
-
-const etag = {
-  ETag: {
-    description: 'The plant\'s version as a strong entity tag ("42"): the position of its last change in the change feed. Send it in If-Match to change only that version.',
-    schema: { type: 'string', pattern: '^"[0-9]+"$' },
-  },
-};
-const ifMatch = {
-  name: 'If-Match',
-  in: 'header',
-  required: false,
-  description: 'Apply only if the plant\'s current ETag is one of these (strong comparison; `*` or absent: no condition). Otherwise 412 41201 and nothing changes.',
-  schema: { type: 'string' },
-};
 
 /** POST /plants */
 function addPlant(): JsonSchema {
@@ -218,9 +204,11 @@ export function plantPaths(): Record<string, JsonSchema> {
     '/plants/{id}': {
       parameters: [parameter('id', 'path', plantIdParamSchema)],
       get: showPlantById(),
+      put: putPlant(),
       patch: updatePlant(),
       delete: deletePlant(),
     },
     '/plants/events': { get: plantChanges() },
+    '/plants/batch': { post: batchPlants() },
   };
 }

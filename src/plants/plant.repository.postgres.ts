@@ -5,11 +5,11 @@ import type { Logger } from '../logger';
 import { selectMembers, type MemberColumns } from './plant.members';
 import { EVENT_COLUMNS, toChangeEvent, type ChangeEvent, type ChangeSignal, type EventBounds, type EventRow, type PlantEventLog } from './plant.events';
 import { PlantWriter } from './plant.writer';
-import type { ChangeContext, FoundPlant, PlantRepository, PlantsPage, WriteOutcome } from './plant.repository';
+import type { BatchOutcome, ChangeContext, FoundPlant, PlantRepository, PlantsPage, WriteOutcome } from './plant.repository';
 import { GroupCommit, type Queued } from '../db/group-commit';
 import { plantJson, plantsJson } from './plant.json';
 import { fillSearchKeysPostgres } from './plant.search-keys';
-import { applyWrites, type Applied, type AppliedBatch, type BatchWrite } from './plant.write.postgres';
+import { applyWrites, type Applied, type AppliedBatch, type AppliedUnit, type BatchWrite } from './plant.write.postgres';
 import type { ChangeOutboxRows } from '../change-outbox';
 import type { PlantListQuery } from './plant.list-query';
 import { listStatement, pageOfRows, type ListRow } from './plant.list.postgres';
@@ -35,7 +35,7 @@ const notMigrated = () => new AppError('store_unavailable', 'The store is not mi
  * after the other.
  */
 export class PostgresPlantRepository extends PlantWriter implements PlantRepository, PlantEventLog {
-  private readonly queue = new GroupCommit<BatchWrite, Applied>((batch) => this.commit(batch));
+  private readonly queue = new GroupCommit<BatchWrite, Applied | AppliedUnit>((batch) => this.commit(batch));
   private ready = false;
   private readonly listeners = new Set<() => void>();
 
@@ -60,8 +60,14 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
   }
 
   protected async submit(write: PlantWrite, context: ChangeContext | undefined): Promise<WriteOutcome> {
-    const { decision, pos } = await this.queue.submit({ write, trace: context?.trace });
+    const { decision, pos } = (await this.queue.submit({ write, trace: context?.trace })) as Applied;
     return answerOf(decision, pos);
+  }
+
+  async batch(writes: readonly PlantWrite[], context?: ChangeContext): Promise<BatchOutcome> {
+    const answer = (await this.queue.submit({ unit: writes, trace: context?.trace })) as AppliedUnit;
+    if ('failed' in answer) return { outcome: 'failed', index: answer.failed, result: answerOf(answer.decision, undefined) };
+    return { outcome: 'applied', results: answer.unit.map(({ decision, pos }) => answerOf(decision, pos)) };
   }
 
   /**
@@ -130,7 +136,7 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
     }
   }
 
-  private readonly commit = (batch: Queued<BatchWrite, Applied>[]): void => {
+  private readonly commit = (batch: Queued<BatchWrite, Applied | AppliedUnit>[]): void => {
     const started = performance.now();
     let settled = false;
     // The whole wait (a free connection, connecting, the statements) is bounded, so no request outlives it.
@@ -151,7 +157,7 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
         const seconds = (performance.now() - started) / 1000;
         this.observer.committed(batch.length, seconds);
         this.logger.debug({ rows: batch.length, ms: Math.round(seconds * 100_000) / 100 }, 'group commit');
-        batch.forEach((queued, index) => queued.resolve(applied[index] as Applied));
+        batch.forEach((queued, index) => queued.resolve(applied[index] as Applied | AppliedUnit));
         if (changed > 0) {
           this.outbox?.wake(changed);
           for (const wake of this.listeners) wake();

@@ -6,13 +6,13 @@ import type { Logger } from '../logger';
 import { AppError } from '../errors';
 import { isStoreFault, type SqliteHealth } from '../db/health.sqlite';
 import { sqliteChangeApplier, type ChangeWrite, type Positions } from './plant.write.sqlite';
-import type { PlantWrite } from './plant.write-rule';
+import { failed, type PlantWrite } from './plant.write-rule';
 import type { ChangeEvent, ChangeSignal, EventBounds, PlantEventLog } from './plant.events';
 import { SqliteEventLog } from './plant.events.sqlite';
 import { plantJsonSqlite } from './plant.json';
 import { fillSearchKeysSqlite } from './plant.search-keys';
 import { PlantWriter } from './plant.writer';
-import type { ChangeContext, FoundPlant, PlantRepository, PlantsPage, WriteOutcome } from './plant.repository';
+import type { BatchOutcome, ChangeContext, FoundPlant, PlantRepository, PlantsPage, WriteOutcome } from './plant.repository';
 import type { PlantListQuery } from './plant.list-query';
 import { SqlitePlantList } from './plant.list.sqlite';
 import { SqliteSearchIndex } from './plant.search.sqlite';
@@ -36,7 +36,18 @@ function translateRead(error: unknown): Error {
   return translated instanceof AppError ? new AppError('store_unavailable', 'The store cannot be read now; retry later.', { cause: error }) : translated;
 }
 
-type Batch = Queued<ChangeWrite, WriteOutcome>[];
+/** A batch's writes, applied all or nothing inside the group commit that holds them. */
+type WriteUnit = { writes: readonly PlantWrite[]; trace?: ChangeWrite['trace'] };
+type Op = ChangeWrite | WriteUnit;
+type Outcome = WriteOutcome | BatchOutcome;
+type Batch = Queued<Op, Outcome>[];
+
+/** Thrown inside a unit's savepoint to undo it: the first write that failed. */
+class UnitFailed extends Error {
+  constructor(readonly outcome: Extract<BatchOutcome, { outcome: 'failed' }>) {
+    super('a batch write failed');
+  }
+}
 
 /**
  * Group commit: creates, edits and deletes that arrive in one event-loop turn share one transaction and so one
@@ -49,8 +60,8 @@ type Batch = Queued<ChangeWrite, WriteOutcome>[];
  * import may have written events since), and put back when a write rolls back.
  */
 export class SqlitePlantRepository extends PlantWriter implements PlantRepository, PlantEventLog {
-  private readonly queue = new GroupCommit<ChangeWrite, WriteOutcome>((batch) => this.commit(batch));
-  private readonly commitBatch: Database.Transaction<(batch: Batch) => (WriteOutcome | Error)[]>;
+  private readonly queue = new GroupCommit<Op, Outcome>((batch) => this.commit(batch));
+  private readonly commitBatch: Database.Transaction<(batch: Batch) => (Outcome | Error)[]>;
   private readonly byId: Database.Statement<[bigint], { json: string; version: bigint }>;
   private readonly lists: SqlitePlantList;
   /** Written behind the commits: src/plants/index.ts runs it as background work. */
@@ -77,7 +88,18 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
     this.lists = new SqlitePlantList(db, () => this.events.lastWritten(), () => this.searchIndex.indexedUpTo());
     const positions = this.positions;
     // A nested transaction is a savepoint: a write that throws takes its event (and its position) back with it.
-    const applyOne = db.transaction(sqliteChangeApplier(db, this.events, positions, outbox));
+    const apply = sqliteChangeApplier(db, this.events, positions, outbox);
+    const applyOne = db.transaction(apply);
+    // A batch is one savepoint: its first failed write throws, which undoes its earlier writes, events and webhook rows.
+    const applyUnit = db.transaction((unit: WriteUnit, at: number): BatchOutcome => {
+      const results: WriteOutcome[] = [];
+      for (const [index, write] of unit.writes.entries()) {
+        const result = apply(unit.trace === undefined ? write : { ...write, trace: unit.trace }, at);
+        if (failed(result.outcome)) throw new UnitFailed({ outcome: 'failed', index, result });
+        results.push(result);
+      }
+      return { outcome: 'applied', results };
+    });
     this.commitBatch = db.transaction((batch: Batch) => {
       // Read again under the write lock: `plant-store import` numbers the events it writes after the same record.
       positions.last = this.events.lastWritten();
@@ -85,9 +107,10 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
       return batch.map(({ op }) => {
         const before = positions.last;
         try {
-          return applyOne(op, at);
+          return 'writes' in op ? applyUnit(op, at) : applyOne(op, at);
         } catch (error) {
           positions.last = before;
+          if (error instanceof UnitFailed) return error.outcome;
           const translated = translate(error);
           // A store that cannot take writes fails the whole batch: rethrown, the transaction rolls back.
           if (translated instanceof AppError) throw error;
@@ -99,7 +122,11 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
 
   protected submit(write: PlantWrite, context: ChangeContext | undefined): Promise<WriteOutcome> {
     // The trace rides on the write itself only when there is one: no second object per write.
-    return this.queue.submit(context?.trace === undefined ? write : { ...write, trace: context.trace });
+    return this.queue.submit(context?.trace === undefined ? write : { ...write, trace: context.trace }) as Promise<WriteOutcome>;
+  }
+
+  batch(writes: readonly PlantWrite[], context?: ChangeContext): Promise<BatchOutcome> {
+    return this.queue.submit(context?.trace === undefined ? { writes } : { writes, trace: context.trace }) as Promise<BatchOutcome>;
   }
 
   // Reads answer at once: a synchronous SELECT, wrapped in the promise the store contract asks for.
@@ -152,7 +179,7 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
   private commit(batch: Batch): void {
     const started = performance.now();
     const firstPos = this.positions.last;
-    let outcomes: (WriteOutcome | Error)[];
+    let outcomes: (Outcome | Error)[];
     try {
       this.health.verifyFile();
       outcomes = this.commitBatch.immediate(batch);

@@ -2,6 +2,7 @@ import type { TraceContext } from '../tracing';
 import type { StoredPlant } from './plant.members';
 import type { NewPlant, PlantPatchBody } from './plant.schemas';
 import type { PlantListQuery, SortKeys } from './plant.list-query';
+import type { PlantWrite, PutExpected, PutPlant } from './plant.write-rule';
 
 /**
  * A JSON Merge Patch already parsed (PlantPatch's members but the id): a member given replaces it, and null removes
@@ -27,7 +28,15 @@ type Answered<Outcome extends string> = { outcome: Outcome; stored: StoredPlant;
 export type CreateOutcome = Answered<'created' | 'replayed' | 'conflict'>;
 export type UpdateOutcome = Answered<'updated' | 'unchanged'> | { outcome: 'missing' } | { outcome: 'stale'; version: bigint };
 export type DeleteOutcome = { outcome: 'deleted' | 'missing' } | { outcome: 'stale'; version: bigint };
-export type WriteOutcome = CreateOutcome | UpdateOutcome | DeleteOutcome;
+/** A put: `created` or (as an edit) `updated`/`unchanged`; `missing` when its precondition needs a plant and there is none. */
+export type PutOutcome = Answered<'created' | 'updated' | 'unchanged'> | { outcome: 'missing' } | { outcome: 'stale'; version: bigint };
+export type WriteOutcome = CreateOutcome | UpdateOutcome | DeleteOutcome | PutOutcome;
+
+/**
+ * What a batch answers: every write's outcome, all committed in one transaction, in order; or the first write
+ * that failed (plant.write-rule.ts `failed`), its index and outcome, with none of the batch written.
+ */
+export type BatchOutcome = { outcome: 'applied'; results: WriteOutcome[] } | { outcome: 'failed'; index: number; result: WriteOutcome };
 
 /** One plant as a read answers it: its JSON text (a StoredPlant) and its version. */
 export type FoundPlant = { json: string; version: bigint };
@@ -84,4 +93,14 @@ export type PlantRepository = {
    * with the edit's or delete's webhook events.
    */
   delete(id: bigint, expected?: Expected, context?: ChangeContext): Promise<DeleteOutcome>;
+  /**
+   * Creates the plant under `id` or replaces its writable members (one the plant leaves out is removed), as one
+   * step with the precondition; a replacement equal to what is stored answers `unchanged` and writes nothing.
+   */
+  put(id: bigint, plant: PutPlant, expected?: PutExpected, context?: ChangeContext): Promise<PutOutcome>;
+  /**
+   * The writes in order, each decided against what the ones before it left, all or nothing: one transaction (one
+   * group commit with the writes that arrive with it), consecutive positions for its events.
+   */
+  batch(writes: readonly PlantWrite[], context?: ChangeContext): Promise<BatchOutcome>;
 };

@@ -3,8 +3,9 @@ import type { RouteKit } from '../resource';
 import type { PlantController } from './plant.controller';
 
 export const PLANTS_ALLOW = 'GET, HEAD, POST, OPTIONS';
-export const PLANT_ALLOW = 'GET, HEAD, PATCH, DELETE, OPTIONS';
+export const PLANT_ALLOW = 'GET, HEAD, PUT, PATCH, DELETE, OPTIONS';
 export const EVENTS_ALLOW = 'GET, HEAD, OPTIONS';
+export const BATCH_ALLOW = 'POST, OPTIONS';
 
 // An id segment holding a `%`: the only ones whose decoding can fail. Case-insensitive and with an optional
 // trailing slash, as Express matches '/plants/:id'.
@@ -12,19 +13,23 @@ const MALFORMED_CANDIDATE = /^\/plants\/[^/]*%[^/]*\/?$/i;
 
 // Registered on the app itself, not a sub-router: a router adds a matching pass to every request.
 // Express answers HEAD with the GET route, headers and no body.
-export function plantRoutes(app: Express, controller: PlantController, { readBody, methodNotAllowed }: RouteKit): void {
+export function plantRoutes(app: Express, controller: PlantController, { readBody, readBatchBody, methodNotAllowed }: RouteKit): void {
   app.post('/plants', readBody, controller.create);
   app.get('/plants', controller.list);
+  app.put('/plants', controller.withoutId);
   app.patch('/plants', controller.withoutId);
   app.delete('/plants', controller.withoutId);
   app.all('/plants', methodNotAllowed(PLANTS_ALLOW));
   // Before the :id routes: Express decodes :id while matching and throws a bare URIError on bad percent-encoding.
   // This path has no capture group, so nothing is decoded before the controller names the parameter at fault.
   app.all(MALFORMED_CANDIDATE, controller.rejectMalformedId);
-  // Before /plants/:id, which would read `events` as an id.
+  // Before /plants/:id, which would read `events` and `batch` as ids.
   app.get('/plants/events', controller.events);
   app.all('/plants/events', methodNotAllowed(EVENTS_ALLOW));
+  app.post('/plants/batch', readBatchBody, controller.batch);
+  app.all('/plants/batch', methodNotAllowed(BATCH_ALLOW));
   app.get('/plants/:id', controller.get);
+  app.put('/plants/:id', readBody, controller.put);
   app.patch('/plants/:id', readBody, controller.update);
   app.delete('/plants/:id', controller.delete);
   app.all('/plants/:id', methodNotAllowed(PLANT_ALLOW));

@@ -55,6 +55,11 @@ export const newPlantSchema = z
   })
   .meta({ id: 'NewPlant', description: 'Unknown fields are ignored: neither stored nor echoed.' });
 
+/** PUT /plants/{id}: a whole plant, the create's rules; `id`, when sent, must be the path's id. */
+export const putPlantSchema = newPlantSchema
+  .extend({ id: plantIdSchema.optional().meta({ description: "optional; when present it must be the path's id" }) })
+  .meta({ id: 'PutPlant', description: 'The plant under the path\'s id: a member left out (tag) is removed. Unknown fields are ignored.' });
+
 /**
  * PATCH /plants/{id}: a JSON Merge Patch (RFC 7396) of a plant. Members follow the create's rules; `tag: null`
  * removes the tag; `id`, when sent, must be the path's id; unknown members are ignored as in a create.

@@ -6,7 +6,7 @@
  */
 import type pg from 'pg';
 import { ImportError, type Export, type ImportResult, type Lines } from '../transfer';
-import { applyWrites } from './plant.write.postgres';
+import { applyWrites, type Applied } from './plant.write.postgres';
 import { plantLine } from './plant.json';
 import { selectMembers } from './plant.members';
 import { conflictMessage, PAGE_ROWS, plantsOf, type ImportedPlant, type PlantRow } from './plant.transfer';
@@ -55,8 +55,10 @@ const MARK_SQL = 'SELECT plant_positions_mark($1) AS pos';
 async function writePage(client: pg.ClientBase, page: Pending[], at: number): Promise<number> {
   if (page.length === 0) return 0;
   const { applied, changed } = await applyWrites(client, page.map(({ plant, stamps }) => ({ write: { kind: 'create', plant, stamps } })), at);
-  const index = applied.findIndex(({ decision }) => decision.outcome === 'conflict');
-  const conflict = applied[index]?.decision;
+  // Creates alone, no unit: every answer is an Applied.
+  const answers = applied as Applied[];
+  const index = answers.findIndex(({ decision }) => decision.outcome === 'conflict');
+  const conflict = answers[index]?.decision;
   if (conflict !== undefined && 'current' in conflict) {
     const { line, plant } = page[index] as Pending;
     throw new ImportError(conflictMessage(line, plant, conflict.current));

@@ -19,7 +19,17 @@ export type PlantRow = StoredPlant & { version: bigint };
 export type PlantWrite =
   | { kind: 'create'; plant: NewPlant; stamps?: Stamps }
   | { kind: 'update'; id: bigint; patch: PlantPatch; expected?: Expected }
-  | { kind: 'delete'; id: bigint; expected?: Expected };
+  | { kind: 'delete'; id: bigint; expected?: Expected }
+  | { kind: 'put'; id: bigint; plant: PutPlant; expected?: PutExpected };
+
+/** A put's plant: a NewPlant's members without the id (the path's). */
+export type PutPlant = Omit<NewPlant, 'id'>;
+
+/**
+ * A put's precondition: the versions it may replace (If-Match), `exists` (If-Match: *: any plant, none is a
+ * failure) or `absent` (If-None-Match: *: create only). Absent: create or replace, whatever is stored.
+ */
+export type PutExpected = Expected | 'exists' | 'absent';
 
 /** The change event a decision writes, without the position and time its store gives it. */
 export type EventDraft = Omit<ChangeEvent, 'pos' | 'at'>;
@@ -28,13 +38,20 @@ export type EventDraft = Omit<ChangeEvent, 'pos' | 'at'>;
  * What a write does. `put` stores the plant (inserted when there was none, replaced otherwise) with the event's
  * position as its version; `remove` deletes it; both write `event`. Every other outcome writes nothing:
  * `replayed` (a create equal to what is stored), `unchanged` (an edit that leaves the plant as it is), `conflict`
- * (a create under an id that holds another plant), `stale` (If-Match names none of the current version), `missing`.
+ * (a create under an id that holds another plant), `stale` (If-Match names none of the current version, or a
+ * create-only put meets a plant), `missing` (no plant; for a put, one its precondition needs).
  */
 export type Decision =
   | { outcome: 'created' | 'updated'; put: StoredPlant; event: EventDraft }
   | { outcome: 'deleted'; remove: bigint; event: EventDraft }
   | { outcome: 'replayed' | 'unchanged' | 'conflict' | 'stale'; current: PlantRow }
   | { outcome: 'missing' };
+
+/**
+ * Whether an outcome fails its write: what a batch (all or nothing) stops at. A replayed create and an unchanged
+ * edit succeed, writing nothing.
+ */
+export const failed = (outcome: Decision['outcome']): boolean => outcome === 'conflict' || outcome === 'stale' || outcome === 'missing';
 
 /** The id a write is about: the row a store reads (and locks) before deciding. */
 export const idOf = (write: PlantWrite): bigint => (write.kind === 'create' ? write.plant.id : write.id);
@@ -81,11 +98,29 @@ function decideUpdate(current: PlantRow, patch: PlantPatch, at: string): Decisio
 }
 
 /**
+ * Create or replace: with no plant under the id, a create (`missing` when a precondition needs one); otherwise a
+ * merge that sets every writable member (one left out is removed), decided as an edit is, so an equal plant is
+ * `unchanged` and writes nothing.
+ */
+function decidePut(current: PlantRow | undefined, write: Extract<PlantWrite, { kind: 'put' }>, at: string): Decision {
+  const { expected } = write;
+  if (current === undefined) {
+    if (expected !== undefined && expected !== 'absent') return { outcome: 'missing' };
+    return decideCreate(undefined, { ...write.plant, id: write.id }, { createdAt: at, updatedAt: at });
+  }
+  if (expected === 'absent' || (typeof expected === 'object' && !expected.includes(current.version))) return { outcome: 'stale', current };
+  const patch: Record<string, unknown> = {};
+  for (const member of WRITABLE_MEMBERS) patch[member] = write.plant[member] ?? null;
+  return decideUpdate(current, patch, at);
+}
+
+/**
  * Decides one write from the row its id holds now (undefined: none) at `at`, the time of the commit that will
  * hold it (timeText): a created plant's createdAt and updatedAt, an edited one's updatedAt.
  */
 export function decideWrite(current: PlantRow | undefined, write: PlantWrite, at: string): Decision {
   if (write.kind === 'create') return decideCreate(current, write.plant, write.stamps ?? { createdAt: at, updatedAt: at });
+  if (write.kind === 'put') return decidePut(current, write, at);
   if (current === undefined) return { outcome: 'missing' };
   if (write.expected !== undefined && !write.expected.includes(current.version)) return { outcome: 'stale', current };
   if (write.kind === 'update') return decideUpdate(current, write.patch, at);

@@ -11,16 +11,22 @@ import type { ChangeKind } from './plant.events';
 import type { ChangeOutboxRows } from '../change-outbox';
 import { DERIVED_COLUMNS, derivedValues, MEMBERS, selectMembers, timeText, type MemberColumns, type PlantMembers } from './plant.members';
 import { changeEntry } from './plant.outbox';
-import { decideWrite, idOf, plantRowOf, rowAfter, type Decision, type EventDraft, type PlantRow, type PlantWrite } from './plant.write-rule';
+import { decideWrite, failed, idOf, plantRowOf, rowAfter, type Decision, type EventDraft, type PlantRow, type PlantWrite } from './plant.write-rule';
 
-/** One write of a batch and the trace its webhook events carry. */
-export type BatchWrite = { write: PlantWrite; trace?: TraceContext };
+/**
+ * One entry of a batch and the trace its webhook events carry: a write, or (`unit`) a client's batch of writes,
+ * applied all or nothing.
+ */
+export type BatchWrite = { write: PlantWrite; trace?: TraceContext } | { unit: readonly PlantWrite[]; trace?: TraceContext };
 
 /** A write's decision and, for one that wrote an event, that event's position (a put plant's new version). */
 export type Applied = { decision: Decision; pos?: bigint };
 
-/** What a batch did: each write's decision in arrival order, and how many of them changed a plant. */
-export type AppliedBatch = { applied: Applied[]; changed: number };
+/** A unit's answer: each write's, or its first failed write's index and decision, none of it written. */
+export type AppliedUnit = { unit: Applied[] } | { failed: number; decision: Decision };
+
+/** What a batch did: each entry's decision(s) in arrival order, and how many of them changed a plant. */
+export type AppliedBatch = { applied: (Applied | AppliedUnit)[]; changed: number };
 
 /** A pool (each statement its own transaction) or the import's connection inside its transaction. */
 type Queryable = { query: <R extends pg.QueryResultRow>(config: pg.QueryConfig) => Promise<pg.QueryResult<R>> };
@@ -59,29 +65,46 @@ const toRow = (row: Row): PlantRow => plantRowOf(BigInt(row.id), row, BigInt(row
 /** One array per member, of the plants or events given, NULL where one lacks it. */
 const memberArrays = (plants: readonly Partial<PlantMembers>[]): unknown[][] => MEMBERS.map((member) => plants.map((plant) => plant[member] ?? null));
 
-type Change = { decision: Extract<Decision, { event: EventDraft }>; pos: bigint; trace?: TraceContext };
+/** A decision that writes, its position (an offset until written) and the answer that carries it. */
+type Change = { decision: Extract<Decision, { event: EventDraft }>; pos: bigint; trace?: TraceContext; answer: Applied };
 
 /**
  * Decides each write against the row its id holds at that point of the batch. Events are numbered 1, 2, … (a put
- * row's version likewise): offsets from the position the write takes.
+ * row's version likewise): offsets from the position the write takes. A unit whose write fails is taken back
+ * whole: its rows, positions and changes as before it.
  */
 function decideAll(batch: readonly BatchWrite[], rows: Map<bigint, PlantRow | undefined>, at: string) {
-  const applied: Applied[] = [];
+  const applied: (Applied | AppliedUnit)[] = [];
   const changes: Change[] = [];
   let pos = 0n;
-  for (const { write, trace } of batch) {
+  const decide = (write: PlantWrite, trace: TraceContext | undefined): Applied => {
     const id = idOf(write);
     const current = rows.get(id);
     const decision = decideWrite(current, write, at);
-    if (!('event' in decision)) {
-      applied.push({ decision });
-      continue;
-    }
+    if (!('event' in decision)) return { decision };
     pos += 1n;
     rows.set(id, rowAfter(current, decision, pos));
-    applied.push({ decision, pos });
-    changes.push({ decision, pos, trace });
-  }
+    const answer: Applied = { decision, pos };
+    changes.push({ decision, pos, trace, answer });
+    return answer;
+  };
+  const decideUnit = (unit: readonly PlantWrite[], trace: TraceContext | undefined): AppliedUnit => {
+    const before = { pos, changes: changes.length, rows: unit.map((write) => [idOf(write), rows.get(idOf(write))] as const) };
+    const answers: Applied[] = [];
+    for (const [index, write] of unit.entries()) {
+      const answer = decide(write, trace);
+      if (!failed(answer.decision.outcome)) answers.push(answer);
+      else {
+        pos = before.pos;
+        changes.length = before.changes;
+        // In reverse: an id the unit names twice gets back the row it had before the first.
+        for (const [id, row] of before.rows.toReversed()) rows.set(id, row);
+        return { failed: index, decision: answer.decision };
+      }
+    }
+    return { unit: answers };
+  };
+  for (const entry of batch) applied.push('write' in entry ? decide(entry.write, entry.trace) : decideUnit(entry.unit, entry.trace));
   return { applied, changes };
 }
 
@@ -129,7 +152,8 @@ function webhookParams(changes: readonly Change[], outbox: ChangeOutboxRows, at:
 }
 
 async function readRows(client: Queryable, batch: readonly BatchWrite[]): Promise<Map<bigint, PlantRow>> {
-  const { rows } = await client.query<Row>({ ...READ, values: [[...new Set(batch.map(({ write }) => idOf(write)))]] });
+  const ids = batch.flatMap((entry) => ('write' in entry ? [idOf(entry.write)] : entry.unit.map(idOf)));
+  const { rows } = await client.query<Row>({ ...READ, values: [[...new Set(ids)]] });
   return new Map(rows.map((row) => [BigInt(row.id), toRow(row)]));
 }
 
@@ -149,7 +173,7 @@ async function attempt(client: Queryable, batch: readonly BatchWrite[], at: numb
       : await client.query<{ base: Int8 | null }>({ ...WRITE_WITH_EVENTS, values: values.concat(webhookParams(changes, outbox, at)) });
   const base = written.rows[0]?.base;
   if (base === null || base === undefined) return undefined;
-  for (const entry of applied) if (entry.pos !== undefined) entry.pos += BigInt(base);
+  for (const { answer } of changes) answer.pos = (answer.pos as bigint) + BigInt(base);
   return { applied, changed: changes.length };
 }
 
@@ -160,7 +184,7 @@ async function attempt(client: Queryable, batch: readonly BatchWrite[], at: numb
  * the read), nothing was written, and the batch is read and decided again.
  */
 export async function applyWrites(client: Queryable, batch: readonly BatchWrite[], at: number, outbox?: ChangeOutboxRows): Promise<AppliedBatch> {
-  let guess = batch.every(({ write }) => write.kind === 'create');
+  let guess = batch.every((entry) => ('write' in entry ? [entry.write] : entry.unit).every((write) => write.kind === 'create'));
   for (;;) {
     const done = await attempt(client, batch, at, guess, outbox);
     if (done !== undefined) return done;

@@ -1,15 +1,18 @@
 /**
- * The repository port's three writes, each as one PlantWrite (plant.write-rule.ts): a store implements only
+ * The repository port's four writes, each as one PlantWrite (plant.write-rule.ts): a store implements only
  * `submit`, how a write reaches its group commit, and answers the rule's outcome. Both stores extend it, so the
  * port's write methods are written once.
  */
-import type { ChangeContext, CreateOutcome, DeleteOutcome, Expected, PlantPatch, UpdateOutcome, WriteOutcome } from './plant.repository';
+import type { BatchOutcome, ChangeContext, CreateOutcome, DeleteOutcome, Expected, PlantPatch, PutOutcome, UpdateOutcome, WriteOutcome } from './plant.repository';
 import type { NewPlant } from './plant.schemas';
-import type { PlantWrite } from './plant.write-rule';
+import type { PlantWrite, PutExpected, PutPlant } from './plant.write-rule';
 
 export abstract class PlantWriter {
   /** Resolves with the write's outcome once the commit that holds it is durable. */
   protected abstract submit(write: PlantWrite, context: ChangeContext | undefined): Promise<WriteOutcome>;
+
+  /** Resolves once the commit that holds the whole batch is durable, or with its first failure and nothing written. */
+  abstract batch(writes: readonly PlantWrite[], context?: ChangeContext): Promise<BatchOutcome>;
 
   create(plant: NewPlant, context?: ChangeContext): Promise<CreateOutcome> {
     return this.submit({ kind: 'create', plant }, context) as Promise<CreateOutcome>;
@@ -21,5 +24,9 @@ export abstract class PlantWriter {
 
   delete(id: bigint, expected?: Expected, context?: ChangeContext): Promise<DeleteOutcome> {
     return this.submit({ kind: 'delete', id, expected }, context) as Promise<DeleteOutcome>;
+  }
+
+  put(id: bigint, plant: PutPlant, expected?: PutExpected, context?: ChangeContext): Promise<PutOutcome> {
+    return this.submit({ kind: 'put', id, plant, expected }, context) as Promise<PutOutcome>;
   }
 }

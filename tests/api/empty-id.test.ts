@@ -10,6 +10,7 @@ describe('/plants/ (an empty id)', () => {
     ['GET', () => app.request.get('/plants/').set(bearer())],
     ['DELETE', () => app.request.delete('/plants/').set(bearer())],
     ['PATCH', () => app.request.patch('/plants/').set({ ...bearer(), 'Content-Type': 'application/merge-patch+json' }).send('{"name":"Fern"}')],
+    ['PUT', () => app.request.put('/plants/').set({ ...bearer(), 'Content-Type': 'application/json' }).send('{"name":"Fern"}')],
     ['PATCH with a body that is not JSON', () => app.request.patch('/plants/').set({ ...bearer(), 'Content-Type': 'application/json' }).send('{"name":')],
   ])('when %s is sent, then it answers 400 40012 naming id', async (_method, send) => {
     const response = await send();
@@ -20,19 +21,15 @@ describe('/plants/ (an empty id)', () => {
     });
   });
 
-  it('when PATCH or PUT goes to /plants, or PUT to /plants/ or /plants/1, then they stay 405 with the Allow of their path', async () => {
+  it('when PATCH or PUT goes to /plants, then they stay 405 with the Allow of their path', async () => {
     const answers = await Promise.all([
       app.request.patch('/plants').set({ ...bearer(), 'Content-Type': 'application/json' }).send('{}'),
       app.request.put('/plants').set({ ...bearer(), 'Content-Type': 'application/json' }).send('{}'),
-      app.request.put('/plants/').set({ ...bearer(), 'Content-Type': 'application/json' }).send('{}'),
-      app.request.put('/plants/1').set({ ...bearer(), 'Content-Type': 'application/json' }).send('{}'),
     ]);
 
     expect(answers.map((answer): unknown[] => [answer.status, answer.headers.allow, answer.body.error])).toEqual([
       [405, 'GET, HEAD, POST, OPTIONS', 40501],
       [405, 'GET, HEAD, POST, OPTIONS', 40501],
-      [405, 'GET, HEAD, POST, OPTIONS', 40501],
-      [405, 'GET, HEAD, PATCH, DELETE, OPTIONS', 40501],
     ]);
   });
 });

@@ -28,20 +28,20 @@ describe('paths and methods', () => {
     });
   });
 
-  it.each(['post', 'put'] as const)('when %s is sent to /plants/{id}, then it answers 405 with Allow', async (method) => {
+  it.each(['post'] as const)('when %s is sent to /plants/{id}, then it answers 405 with Allow', async (method) => {
     const response = await app.request[method]('/plants/42').set(bearer());
 
     expect({ status: response.status, allow: response.headers.allow, body: response.body }).toEqual({
       status: 405,
-      allow: 'GET, HEAD, PATCH, DELETE, OPTIONS',
-      body: { error: 40501, message: `${method.toUpperCase()} is not allowed here; this path allows GET, HEAD, PATCH, DELETE, OPTIONS.` },
+      allow: 'GET, HEAD, PUT, PATCH, DELETE, OPTIONS',
+      body: { error: 40501, message: `${method.toUpperCase()} is not allowed here; this path allows GET, HEAD, PUT, PATCH, DELETE, OPTIONS.` },
     });
   });
 
   it('when OPTIONS is sent to /plants/{id} without a token, then it answers 204 with that path\'s Allow', async () => {
     const response = await app.request.options('/plants/42');
 
-    expect({ status: response.status, allow: response.headers.allow }).toEqual({ status: 204, allow: 'GET, HEAD, PATCH, DELETE, OPTIONS' });
+    expect({ status: response.status, allow: response.headers.allow }).toEqual({ status: 204, allow: 'GET, HEAD, PUT, PATCH, DELETE, OPTIONS' });
   });
 
   it('when an anonymous client probes an unknown path, then it learns nothing but 401', async () => {

@@ -91,7 +91,7 @@ describe('CORS', () => {
       status: 204,
       'access-control-allow-origin': 'https://app.example.com',
       'access-control-allow-headers': 'Authorization,Content-Type,X-Request-Id,If-Match,If-None-Match,Last-Event-ID,Prefer',
-      'access-control-allow-methods': 'GET,HEAD,POST,PATCH,DELETE',
+      'access-control-allow-methods': 'GET,HEAD,POST,PUT,PATCH,DELETE',
     });
   });
 
@@ -103,7 +103,7 @@ describe('CORS', () => {
     expect({ status: response.status, ...pick(response.headers, ['access-control-allow-origin', 'access-control-allow-methods']) }).toEqual({
       status: 204,
       'access-control-allow-origin': 'https://app.example.com',
-      'access-control-allow-methods': 'GET,HEAD,POST,PATCH,DELETE',
+      'access-control-allow-methods': 'GET,HEAD,POST,PUT,PATCH,DELETE',
     });
   });
 
@@ -113,7 +113,7 @@ describe('CORS', () => {
     expect(response.status).toBe(200);
     expect(pick(response.headers, ['access-control-allow-origin', 'access-control-expose-headers'])).toEqual({
       'access-control-allow-origin': 'http://localhost:5173',
-      'access-control-expose-headers': 'X-Request-Id,Retry-After,WWW-Authenticate,Link,RateLimit,RateLimit-Policy,ETag,X-Total-Count,Preference-Applied,Feed-Position',
+      'access-control-expose-headers': 'X-Request-Id,Retry-After,WWW-Authenticate,Link,RateLimit,RateLimit-Policy,ETag,Location,X-Total-Count,Preference-Applied,Feed-Position',
     });
   });
 

@@ -92,3 +92,19 @@ describe('other writes with a token that has plants:write but not plants:read', 
     expect([removed.status, removed.text, again.status, again.body.error]).toEqual([204, '', 404, 40402]);
   });
 });
+
+describe('PUT and POST /plants/batch with a token that has plants:write but not plants:read', () => {
+  it('when it puts, then the answer is the plant it sent, with its id; an update in a batch answers 204 with the ETag and no plant', async () => {
+    const { id } = await created({ name: 'Fern', tag: 'shade' });
+
+    const put = await app.request.put(`/plants/${id}`).set({ 'Content-Type': 'application/json', ...writer }).send('{"name":"Fern"}');
+    const batch = await app.request
+      .post('/plants/batch')
+      .set({ 'Content-Type': 'application/json', ...writer })
+      .send(JSON.stringify({ operations: [{ op: 'update', id, patch: { tag: 'sun' } }, { op: 'delete', id }] }));
+
+    expect([put.status, put.text]).toEqual([200, `{"id":${id},"name":"Fern"}`]);
+    expect([batch.status, batch.text]).toEqual([200, expect.stringMatching(/^\{"results":\[\{"status":204,"etag":"\\"\d+\\""\},\{"status":204\}\]\}$/)]);
+    expect(storedPlant(app, id)).toBeUndefined();
+  });
+});

@@ -27,6 +27,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       logBufferBytes: 4194304,
       bodyLimitBytes: 16384,
+      batchBodyLimitBytes: 1048576,
       corsOrigins: [],
       trustProxy: false,
       rateLimitPerMinute: 1200,

@@ -33,7 +33,7 @@ describe('the error catalogue', () => {
 
   it('when compared with the OpenAPI document, then every code is documented under its status by the plant operations', () => {
     const paths = (buildOpenApiDocument(RESOURCES) as any).paths;
-    const operations = [paths['/plants'].post, paths['/plants'].get, paths['/plants/{id}'].get, paths['/plants/{id}'].patch, paths['/plants/{id}'].delete, paths['/plants/events'].get];
+    const operations = [paths['/plants'].post, paths['/plants'].get, paths['/plants/{id}'].get, paths['/plants/{id}'].put, paths['/plants/{id}'].patch, paths['/plants/{id}'].delete, paths['/plants/events'].get, paths['/plants/batch'].post];
     const documented = operations
       .flatMap((operation) => Object.entries(operation.responses))
       .filter(([status]) => Number(status) >= 400)

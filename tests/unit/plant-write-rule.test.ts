@@ -5,6 +5,41 @@ const NOW = '2026-11-27T09:41:07.250Z';
 const stored: PlantRow = { id: 7n, name: 'Fern', tag: 'green', createdAt: CREATED, updatedAt: CREATED, version: 40n };
 const times = { createdAt: CREATED, updatedAt: CREATED };
 
+describe('decideWrite: put', () => {
+  it('when no plant has the id, then a put creates it with the commit\'s times and a created event', () => {
+    expect(decideWrite(undefined, { kind: 'put', id: 7n, plant: { name: 'Fern' } }, NOW)).toEqual({
+      outcome: 'created',
+      put: { id: 7n, name: 'Fern', createdAt: NOW, updatedAt: NOW },
+      event: { kind: 'created', id: 7n, name: 'Fern', createdAt: NOW, updatedAt: NOW },
+    });
+  });
+
+  it('when a plant has the id, then a put replaces every writable member (a tag left out is removed) and keeps createdAt', () => {
+    expect(decideWrite(stored, { kind: 'put', id: 7n, plant: { name: 'Ivy' } }, NOW)).toEqual({
+      outcome: 'updated',
+      put: { id: 7n, name: 'Ivy', createdAt: CREATED, updatedAt: NOW },
+      event: { kind: 'updated', id: 7n, name: 'Ivy', createdAt: CREATED, updatedAt: NOW, prevName: 'Fern', prevTag: 'green' },
+    });
+  });
+
+  it('when the put equals the stored plant, then it is unchanged and writes nothing', () => {
+    expect(decideWrite(stored, { kind: 'put', id: 7n, plant: { name: 'Fern', tag: 'green' } }, NOW)).toEqual({ outcome: 'unchanged', current: stored });
+  });
+
+  it('when a precondition fails, then a put is missing (none stored) or stale (one stored), and writes nothing', () => {
+    expect(decideWrite(undefined, { kind: 'put', id: 7n, plant: { name: 'Ivy' }, expected: [40n] }, NOW)).toEqual({ outcome: 'missing' });
+    expect(decideWrite(undefined, { kind: 'put', id: 7n, plant: { name: 'Ivy' }, expected: 'exists' }, NOW)).toEqual({ outcome: 'missing' });
+    expect(decideWrite(stored, { kind: 'put', id: 7n, plant: { name: 'Ivy' }, expected: [39n] }, NOW)).toEqual({ outcome: 'stale', current: stored });
+    expect(decideWrite(stored, { kind: 'put', id: 7n, plant: { name: 'Ivy' }, expected: 'absent' }, NOW)).toEqual({ outcome: 'stale', current: stored });
+  });
+
+  it('when a precondition holds, then a put applies: create-only on none, If-Match on its version, * on any plant', () => {
+    expect(decideWrite(undefined, { kind: 'put', id: 7n, plant: { name: 'Ivy' }, expected: 'absent' }, NOW)).toMatchObject({ outcome: 'created' });
+    expect(decideWrite(stored, { kind: 'put', id: 7n, plant: { name: 'Ivy' }, expected: [40n] }, NOW)).toMatchObject({ outcome: 'updated' });
+    expect(decideWrite(stored, { kind: 'put', id: 7n, plant: { name: 'Ivy' }, expected: 'exists' }, NOW)).toMatchObject({ outcome: 'updated' });
+  });
+});
+
 describe('decideWrite', () => {
   it('when no plant has the id, then a create inserts it with a created event', () => {
     expect(decideWrite(undefined, { kind: 'create', plant: { id: 7n, name: 'Fern' } }, NOW)).toEqual({

@@ -37,7 +37,11 @@ export interface paths {
         };
         /** Fetch one plant by id. */
         get: operations["showPlantById"];
-        put?: never;
+        /**
+         * Create or replace the plant under an id; If-Match or If-None-Match: * make it conditional.
+         * @description The body is the whole plant: a tag left out is removed. A created plant is a plant.created event (and webhook), a replaced one a plant.updated; a replacement equal to what is stored writes nothing and keeps its ETag.
+         */
+        put: operations["putPlant"];
         post?: never;
         /** Delete one plant; its id is free again afterwards. */
         delete: operations["deletePlant"];
@@ -61,6 +65,26 @@ export interface paths {
         get: operations["plantChanges"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/plants/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply up to 1000 creates, updates, puts and deletes all or nothing, in order, in one transaction.
+         * @description Each operation is decided against what the ones before it left (a create then an update of the same id works), with the rules and codes it has alone. Either all apply, in one commit, their events in order at consecutive positions, and the answer is 200 with each result; or none does, and the answer is the first failed operation's error (its status: 400, 404 or 412) with `operation`, its index, and `fields` naming `operations[i].…` for a field problem. The body limit is BATCH_BODY_LIMIT.
+         */
+        post: operations["batchPlants"];
         delete?: never;
         options?: never;
         head?: never;
@@ -195,6 +219,18 @@ export interface components {
             /** @description optional; when present 1 to 100 Unicode code points under the same rules as name */
             tag?: string;
         };
+        /** @description The plant under the path's id: a member left out (tag) is removed. Unknown fields are ignored. */
+        PutPlant: {
+            /**
+             * Format: int64
+             * @description optional; when present it must be the path's id
+             */
+            id?: bigint;
+            /** @description 1 to 200 Unicode code points, at least one not white space, no control characters, no unpaired surrogates; stored exactly as sent */
+            name: string;
+            /** @description optional; when present 1 to 100 Unicode code points under the same rules as name */
+            tag?: string;
+        };
         /** @description A JSON Merge Patch (RFC 7396): members left out keep their value. Unknown members are ignored. */
         PlantPatch: {
             /**
@@ -238,11 +274,13 @@ export interface components {
             error: number;
             /** @description What went wrong and what to fix, for a person. */
             message: string;
-            /** @description Only on field and parameter validation (40006, 40012, 40040 to 40042): one entry per problem, for a form to show beside each field. */
+            /** @description Only on a failed batch of writes: the index of the operation that failed; none of the batch was applied. */
+            operation?: number;
+            /** @description Only on field and parameter validation (40006, 40012, 40040 to 40042, 40050, 40051): one entry per problem, for a form to show beside each field. */
             fields?: components["schemas"]["FieldError"][];
         };
         FieldError: {
-            /** @description The property or parameter: id, name, tag, limit, after, q, sort or cursor. */
+            /** @description The property or parameter: id, name, tag, limit, after, q, sort or cursor; in a batch, the path of the member in the body (operations[3].name, …). */
             field: string;
             /**
              * @description The kind of problem; the same problem always gets the same code.
@@ -729,6 +767,202 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
                         error?: 40801;
+                    };
+                };
+            };
+            /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 42901;
+                    };
+                };
+            };
+            /** @description 43101: The request line and headers are larger than the service accepts. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 43101;
+                    };
+                };
+            };
+            /** @description 50001: Something went wrong on our side; the request was not applied. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 50001;
+                    };
+                };
+            };
+            /** @description 50301: The store cannot take writes now; nothing was written. Retry later. | 50302: The service is shutting down; retry on another instance or later. | 50303: The service is over capacity; retry after the number of seconds in Retry-After. | 50310: The identity provider's signing keys cannot be fetched now, so no access token can be checked; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 50301 | 50302 | 50303 | 50310;
+                    };
+                };
+            };
+        };
+    };
+    putPlant: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Replace only if the plant's current ETag is one of these (strong comparison); `*`: only if a plant exists. Otherwise, or when the id holds no plant, 412 41201 and nothing changes. Absent: create or replace. */
+                "If-Match"?: string;
+                /** @description `*`: create only; when the id holds a plant, 412 41201 and nothing changes. Any other value is a 400 40012. */
+                "If-None-Match"?: "*";
+            };
+            path: {
+                /** @description The plant's id: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros). */
+                id: bigint;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutPlant"];
+            };
+        };
+        responses: {
+            /** @description Replaced (or already equal), committed and fsynced: the plant as written, with its id, and its ETag. */
+            200: {
+                headers: {
+                    /** @description The request id: the client's well-formed X-Request-Id, else one generated. */
+                    "X-Request-Id"?: string;
+                    /** @description no-store: plants change; no cache may keep them. */
+                    "Cache-Control"?: "no-store";
+                    /** @description The plant's version as a strong entity tag ("42"): the position of its last change in the change feed. Send it in If-Match to change only that version. */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewPlant"];
+                };
+            };
+            /** @description Created, committed and fsynced: the plant as written, with its id, its ETag and its Location. */
+            201: {
+                headers: {
+                    /** @description The request id: the client's well-formed X-Request-Id, else one generated. */
+                    "X-Request-Id"?: string;
+                    /** @description no-store: plants change; no cache may keep them. */
+                    "Cache-Control"?: "no-store";
+                    /** @description The plant's version as a strong entity tag ("42"): the position of its last change in the change feed. Send it in If-Match to change only that version. */
+                    ETag?: string;
+                    /** @description The plant's path, /plants/{id}, under the prefix a trusted proxy mounts the service at. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewPlant"];
+                };
+            };
+            /** @description 40001: The body is not valid JSON. | 40002: The body must be a JSON object. | 40003: Content-Type must be application/json. | 40004: The body must be encoded as UTF-8. | 40005: The body is larger than the service accepts. | 40006: A field breaks its rule. | 40008: The request is not valid HTTP/1.1. | 40009: The body nests arrays and objects deeper than 32 levels. | 40012: A path or query parameter breaks its rule. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40008 | 40009 | 40012;
+                    };
+                };
+            };
+            /** @description 40101: Send Authorization: Bearer \<token\>. | 40102: The bearer token is not valid. | 40103: The access token has expired; get a new one from the identity provider. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plants", with error="invalid_token" when a token was presented (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40101 | 40102 | 40103;
+                    };
+                };
+            };
+            /** @description 40301: The token lacks the scope this request needs. */
+            403: {
+                headers: {
+                    /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:write": the scope this operation needs (RFC 6750 §3.1). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40301;
+                    };
+                };
+            };
+            /** @description 40401: There is nothing at this path. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40401;
+                    };
+                };
+            };
+            /** @description 40501: This method is not allowed on this path. */
+            405: {
+                headers: {
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40501;
+                    };
+                };
+            };
+            /** @description 40801: The request did not arrive in time; send it again, faster. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40801;
+                    };
+                };
+            };
+            /** @description 41201: The plant has changed since the ETag sent in If-Match; nothing was changed. GET it again and retry with its new ETag. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 41201;
                     };
                 };
             };
@@ -1290,6 +1524,230 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
                         error?: 50301 | 50302 | 50303 | 50310 | 50320;
+                    };
+                };
+            };
+        };
+    };
+    batchPlants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    operations: ({
+                        /** @constant */
+                        op: "create";
+                        plant: components["schemas"]["NewPlant"];
+                    } | {
+                        /** @constant */
+                        op: "update";
+                        /**
+                         * Format: int64
+                         * @description The plant's id, an exact JSON integer.
+                         */
+                        id: bigint;
+                        patch: components["schemas"]["PlantPatch"];
+                        /** @description As the If-Match header would carry it. */
+                        ifMatch?: string;
+                    } | {
+                        /** @constant */
+                        op: "put";
+                        /**
+                         * Format: int64
+                         * @description The plant's id, an exact JSON integer.
+                         */
+                        id: bigint;
+                        plant: components["schemas"]["PutPlant"];
+                        /** @description As the If-Match header would carry it. */
+                        ifMatch?: string;
+                        /**
+                         * @description Create only.
+                         * @constant
+                         */
+                        ifNoneMatch?: "*";
+                    } | {
+                        /** @constant */
+                        op: "delete";
+                        /**
+                         * Format: int64
+                         * @description The plant's id, an exact JSON integer.
+                         */
+                        id: bigint;
+                        /** @description As the If-Match header would carry it. */
+                        ifMatch?: string;
+                    })[];
+                };
+            };
+        };
+        responses: {
+            /** @description Every operation applied, committed and fsynced together: one result per operation, in order. */
+            200: {
+                headers: {
+                    /** @description The request id: the client's well-formed X-Request-Id, else one generated. */
+                    "X-Request-Id"?: string;
+                    /** @description no-store: plants change; no cache may keep them. */
+                    "Cache-Control"?: "no-store";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: {
+                            /**
+                             * @description The status the operation would have answered alone.
+                             * @enum {integer}
+                             */
+                            status: 200 | 201 | 204;
+                            /** @description The plant's ETag after the operation, where it has one ("42"). */
+                            etag?: string;
+                            /** @description The body the operation would have answered alone: a create's Plant, a put's NewPlant, an update's StoredPlant (only to a token with plants:read; otherwise status 204 and no plant). */
+                            plant?: Record<string, never>;
+                        }[];
+                    };
+                };
+            };
+            /** @description 40001: The body is not valid JSON. | 40002: The body must be a JSON object. | 40003: Content-Type must be application/json. | 40004: The body must be encoded as UTF-8. | 40005: The body is larger than the service accepts. | 40006: A field breaks its rule. | 40007: id: a plant with this id already exists with another name or tag. | 40008: The request is not valid HTTP/1.1. | 40009: The body nests arrays and objects deeper than 32 levels. | 40050: The body must be {"operations": [...]} with 1 to 1000 operations, each an object whose op is create, update, put or delete. | 40051: A batch holds at most 1000 operations; split it. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40050 | 40051;
+                    };
+                };
+            };
+            /** @description 40101: Send Authorization: Bearer \<token\>. | 40102: The bearer token is not valid. | 40103: The access token has expired; get a new one from the identity provider. */
+            401: {
+                headers: {
+                    /** @description Bearer realm="plants", with error="invalid_token" when a token was presented (RFC 6750). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40101 | 40102 | 40103;
+                    };
+                };
+            };
+            /** @description 40301: The token lacks the scope this request needs. */
+            403: {
+                headers: {
+                    /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:write": the scope this operation needs (RFC 6750 §3.1). */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40301;
+                    };
+                };
+            };
+            /** @description 40401: There is nothing at this path. | 40402: No plant has this id. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40401 | 40402;
+                    };
+                };
+            };
+            /** @description 40501: This method is not allowed on this path. */
+            405: {
+                headers: {
+                    Allow?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40501;
+                    };
+                };
+            };
+            /** @description 40801: The request did not arrive in time; send it again, faster. */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 40801;
+                    };
+                };
+            };
+            /** @description 41201: The plant has changed since the ETag sent in If-Match; nothing was changed. GET it again and retry with its new ETag. */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 41201;
+                    };
+                };
+            };
+            /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 42901;
+                    };
+                };
+            };
+            /** @description 43101: The request line and headers are larger than the service accepts. */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 43101;
+                    };
+                };
+            };
+            /** @description 50001: Something went wrong on our side; the request was not applied. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 50001;
+                    };
+                };
+            };
+            /** @description 50301: The store cannot take writes now; nothing was written. Retry later. | 50302: The service is shutting down; retry on another instance or later. | 50303: The service is over capacity; retry after the number of seconds in Retry-After. | 50310: The identity provider's signing keys cannot be fetched now, so no access token can be checked; retry later. */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {unknown} */
+                        error?: 50301 | 50302 | 50303 | 50310;
                     };
                 };
             };
