@@ -1,68 +1,28 @@
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchChromium, reportPolicyViolations } from '../helpers/browser';
-import { nginxAvailable, startNginx } from '../helpers/nginx';
-import { describeWith } from '../helpers/optional-services';
-import { startTestApp, storedPlant, type TestApp } from '../helpers/test-app';
+import type { Page } from 'playwright-core';
+import { signIn, startExampleApp, withChromiumAndNginx, type ExampleApp } from '../helpers/example-app';
+import { storedPlant } from '../helpers/test-app';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const OUTPUT = path.join(ROOT, 'test-results', 'example-app');
 const BIG = 9007199254740993n;
 const ROW = `#plants tr[data-id="${BIG}"]`;
 
-// Needs nginx as well: skipped with the nginx line when it is missing (and failing under CI).
 // The little of the DOM the page function reads (the tests compile without the DOM library).
 type InputLookup = { getElementById: (id: string) => { value: string } | null };
 
-const withNginx = nginxAvailable() ? describeWith : (_service: 'chromium', name: string, body: (value: string) => void) => describe.skip(name, () => body(''));
-
-withNginx('chromium', 'the example app live in two tabs (examples/web in Chromium, nginx with the service at /api/)', (executablePath) => {
-  const token = randomBytes(32).toString('hex');
-  // Its own build directory: the other example-app suite may be building examples/web/dist at the same time.
-  const webRoot = mkdtempSync(path.join(os.tmpdir(), 'plants-web-'));
-  let app: TestApp;
-  let proxy: { origin: string; stop: () => Promise<void> };
-  let browser: Browser;
-  let context: BrowserContext;
-  const problems: string[] = [];
+withChromiumAndNginx('the example app live in two tabs (examples/web in Chromium, nginx with the service at /api/)', (executablePath) => {
+  let example: ExampleApp;
 
   beforeAll(async () => {
-    await promisify(execFile)(process.execPath, [path.join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--logLevel', 'warn', '--outDir', webRoot, '--emptyOutDir'], {
-      cwd: path.join(ROOT, 'examples', 'web'),
-    });
-    app = await startTestApp({ AUTH_TOKENS: token, TRUST_PROXY: '1' });
-    proxy = await startNginx(Number(new URL(app.url).port), [], webRoot);
-    browser = await launchChromium(executablePath);
-    context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
-    await reportPolicyViolations(context);
+    example = await startExampleApp(executablePath);
   }, 120_000);
 
-  afterAll(async () => {
-    await context?.close();
-    await browser?.close();
-    await proxy?.stop();
-    await app?.close();
-    rmSync(webRoot, { recursive: true, force: true });
-  });
+  afterAll(() => example?.close());
 
-  async function signedIn(): Promise<Page> {
-    const page = await context.newPage();
-    // Chromium logs every 4xx fetch to the console; the one 412 here is the conflict the test provokes.
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !message.text().includes('status of 412')) problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
-    await page.goto(`${proxy.origin}/`);
-    await page.locator('#token').fill(token);
-    await page.locator('#login button[type=submit]').click();
-    await page.locator('#live-status', { hasText: 'Live' }).waitFor();
-    return page;
-  }
+  // The one 412 here is the conflict the test provokes.
+  const signedIn = () => signIn(example, [412]);
 
   /** Milliseconds until `shown` resolves, counted from now (the other tab's action has just been confirmed). */
   async function latency(shown: Promise<unknown>): Promise<number> {
@@ -106,7 +66,7 @@ withNginx('chromium', 'the example app live in two tabs (examples/web in Chromiu
     await second.locator('#edit-message', { hasText: 'Not saved' }).waitFor();
     const conflict = await second.locator('#edit-message').textContent();
     const keptTyping = await second.locator('#edit-name').inputValue();
-    const storedAfterConflict = storedPlant(app, BIG);
+    const storedAfterConflict = storedPlant(example.app, BIG);
     mkdirSync(OUTPUT, { recursive: true });
     await second.screenshot({ path: path.join(OUTPUT, 'example-app-conflict.png'), fullPage: true });
 
@@ -132,8 +92,8 @@ withNginx('chromium', 'the example app live in two tabs (examples/web in Chromiu
     });
     expect(storedAfterConflict).toEqual({ id: BIG, name: 'Fern from the first tab', tag: 'sun' });
     expect(retaggedCells).toEqual(['Fern from the first tab', '']);
-    expect(storedPlant(app, BIG)).toBeUndefined();
+    expect(storedPlant(example.app, BIG)).toBeUndefined();
     expect(Object.entries({ created, edited, retagged, deleted }).filter(([, ms]) => ms >= 1000)).toEqual([]);
-    expect(problems).toEqual([]);
+    expect(example.problems).toEqual([]);
   }, 90_000);
 });

@@ -1,13 +1,7 @@
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import type { Browser } from 'playwright-core';
-import { launchChromium, reportPolicyViolations } from '../helpers/browser';
-import { nginxAvailable, startNginx } from '../helpers/nginx';
-import { describeWith } from '../helpers/optional-services';
-import { startTestApp, storedPlant, type TestApp } from '../helpers/test-app';
+import { seedPlants, signIn, startExampleApp, withChromiumAndNginx, type ExampleApp } from '../helpers/example-app';
+import { storedPlant } from '../helpers/test-app';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const OUTPUT = path.join(ROOT, 'test-results', 'example-app');
@@ -15,33 +9,19 @@ const BIG = 9007199254740993n;
 const APP_POLICY =
   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'; require-trusted-types-for 'script'; trusted-types 'none'";
 
-// Needs nginx as well: skipped with the nginx line when it is missing (and failing under CI).
-const withNginx = nginxAvailable() ? describeWith : (_service: 'chromium', name: string, body: (value: string) => void) => describe.skip(name, () => body(''));
-
-withNginx('chromium', 'the example app (examples/web) in Chromium, served by nginx with the service at /api/', (executablePath) => {
-  const token = randomBytes(32).toString('hex');
-  let app: TestApp;
-  let proxy: { origin: string; stop: () => Promise<void> };
-  let browser: Browser;
+withChromiumAndNginx('the example app (examples/web) in Chromium, served by nginx with the service at /api/', (executablePath) => {
+  let example: ExampleApp;
 
   beforeAll(async () => {
-    // The app as users get it: vite's production build (the client's dist/ is built by globalSetup).
-    await promisify(execFile)(process.execPath, [path.join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--logLevel', 'warn'], { cwd: path.join(ROOT, 'examples', 'web') });
-    app = await startTestApp({ AUTH_TOKENS: token, TRUST_PROXY: '1' });
-    proxy = await startNginx(Number(new URL(app.url).port));
-    browser = await launchChromium(executablePath);
-    for (const id of [BIG - 3n, BIG - 2n, BIG - 1n, BIG + 1n, BIG + 2n, BIG + 3n]) {
-      await app.request.post('/plants').set({ Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }).send(`{"id":${id},"name":"Neighbour ${id}"}`);
-    }
+    example = await startExampleApp(executablePath);
+    // Around the created plant: in id order, the first page of 10 ends at BIG + 5 and the second holds BIG + 6.
+    await seedPlants(example, [-5n, -4n, -3n, -2n, -1n, 1n, 2n, 3n, 4n, 5n, 6n].map((offset) => ({ id: BIG + offset, name: `Neighbour ${BIG + offset}` })));
   }, 120_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await proxy?.stop();
-    await app?.close();
-  });
+  afterAll(() => example?.close());
 
   it('when the page, a route, a file and a missing file are fetched through nginx, then each carries the policy and nosniff, and the service under /api/ keeps its own headers', async () => {
+    const { app, proxy } = example;
     const page = await fetch(`${proxy.origin}/`);
     const html = await page.text();
     const script = /<script type="module" crossorigin src="([^"]+)"/.exec(html)?.[1] ?? 'no module script';
@@ -61,22 +41,12 @@ withNginx('chromium', 'the example app (examples/web) in Chromium, served by ngi
   });
 
   it('when a user signs in, creates 9007199254740993, pages, meets a field error and deletes, then every step shows the exact id', async () => {
-    const context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
-    await reportPolicyViolations(context);
-    const page = await context.newPage();
-    const problems: string[] = [];
-    const requests: string[] = [];
-    // Chromium logs every 4xx fetch to the console; the one 400 here is the field error the test provokes.
-    page.on('console', (message) => {
-      if (message.type() === 'error' && !message.text().includes('status of 400')) problems.push(message.text());
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('request', (request) => requests.push(request.url()));
+    // The one 400 here is the field error the test provokes.
+    const page = await signIn(example, [400]);
+    const { app, proxy, requests, problems } = example;
     const ids = () => page.locator('#plants td.id').allTextContents();
 
-    await page.goto(`${proxy.origin}/`);
-    await page.locator('#token').fill(token);
-    await page.locator('#login button[type=submit]').click();
+    await page.locator('#sort').selectOption('id');
     await page.locator('#plants tr').first().waitFor();
     await page.locator('#plant-id').fill(BIG.toString());
     await page.locator('#plant-name').fill('Exact fern');
@@ -87,7 +57,7 @@ withNginx('chromium', 'the example app (examples/web) in Chromium, served by ngi
     const created = await page.locator('#create-message').textContent();
     const firstPage = await ids();
     await page.locator('#load-more').click();
-    await page.locator('#plants td.id', { hasText: (BIG + 3n).toString() }).waitFor();
+    await page.locator('#plants td.id', { hasText: (BIG + 6n).toString() }).waitFor();
     const bothPages = await ids();
     const loadMoreHidden = await page.locator('#load-more').isHidden();
 
@@ -103,11 +73,12 @@ withNginx('chromium', 'the example app (examples/web) in Chromium, served by ngi
     const stored = await page.evaluate<string>('JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie })');
     mkdirSync(OUTPUT, { recursive: true });
     await page.screenshot({ path: path.join(OUTPUT, 'example-app.png'), fullPage: true });
-    await context.close();
+    await page.close();
 
     expect(created).toBe('Created Exact fern with id 9007199254740993.');
-    expect(firstPage).toEqual(['9007199254740990', '9007199254740991', '9007199254740992', '9007199254740993', '9007199254740994']);
-    expect(bothPages).toEqual([...firstPage, '9007199254740995', '9007199254740996']);
+    // The created plant joins the loaded page in its place; the next page still starts after BIG + 5.
+    expect(firstPage).toEqual([-5n, -4n, -3n, -2n, -1n, 0n, 1n, 2n, 3n, 4n, 5n].map((offset) => (BIG + offset).toString()));
+    expect(bothPages).toEqual([...firstPage, (BIG + 6n).toString()]);
     expect(loadMoreHidden).toBe(true);
     expect({ fieldError, serviceMessage, nameInvalid }).toEqual({
       fieldError: 'must be at most 200 characters (Unicode code points)',
@@ -116,9 +87,10 @@ withNginx('chromium', 'the example app (examples/web) in Chromium, served by ngi
     });
     expect(storedPlant(app, BIG)).toBeUndefined();
     expect(storedPlant(app, BIG + 1n)).toEqual({ id: BIG + 1n, name: `Neighbour ${BIG + 1n}`, tag: null });
-    expect(stored).not.toContain(token);
+    expect(stored).not.toContain(example.token);
     expect(requests.filter((url) => !url.startsWith(`${proxy.origin}/`))).toEqual([]);
-    expect(requests).toContain(`${proxy.origin}/api/plants?limit=5&after=9007199254740994`);
+    // The second page continues after the first page's last id, exactly (past 2^53).
+    expect(requests.filter((url) => url.startsWith(`${proxy.origin}/api/plants?`)).map((url) => new URL(url).searchParams.get('after'))).toContain((BIG + 5n).toString());
     expect(problems).toEqual([]);
   }, 90_000);
 });
