@@ -14,7 +14,9 @@ const app = appForAll({
 const batch = (target: TestApp, body: unknown) =>
   target.request.post('/plants/batch').set({ 'Content-Type': 'application/json', ...bearer() }).send(typeof body === 'string' ? body : JSON.stringify(body));
 const etagOf = (response: { headers: Record<string, string> }) => response.headers.etag as string;
-const everything = () => ({ rows: storedRows(app), feed: storedFeed(app), outbox: storedEvents(app) });
+// The outbox's events, not their delivery state: the dispatcher keeps retrying the closed port meanwhile.
+const written = () => storedEvents(app).map(({ event_id, subscriber, plant_id, payload }) => ({ event_id, subscriber, plant_id, payload }));
+const everything = () => ({ rows: storedRows(app), feed: storedFeed(app), outbox: written() });
 
 describe('POST /plants/batch', () => {
   it('when every operation applies, then 200 with each result as alone, in order, events at consecutive positions in that order', async () => {
