@@ -2,13 +2,15 @@
 // request (plants per second, the batch's p99), and a replay of an Idempotency-Key against a read by id, each in
 // alternating rounds on one running server with its A/A; PUT replacing stored plants and a create with an
 // Idempotency-Key against a plain create, in instructions under callgrind (bench/instructions.section.ts), with
-// the plain create counted twice for the A/A. BENCH_WRITES_PARTS=throughput,instructions runs some of the parts.
+// the plain create counted twice for the A/A. BENCH_WRITES_PARTS=throughput,instructions,keys runs some of the
+// parts (keys, the idempotency table at 1,000,000 keys, bench/writes.keys.ts, only when named).
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import type autocannon from 'autocannon';
 import { storeOfPlants } from './create.section';
 import { countInstructions, type Workload } from './instructions.section';
 import { createRequests, CURRENT, f0, f1, f2, freshStore, load, median, newId, ROUNDS, start, type SectionResult, type Started } from './lib';
+import { keyRows } from './writes.keys';
 import { BATCH, batchRequests, keyedCreateRequests, putRequests, readRequests, replayRequests, storeAnswer, WRITES_STORED } from './writes.loads';
 
 const WRITES_SECONDS = Number(process.env.BENCH_WRITES_SECONDS ?? 3);
@@ -165,6 +167,7 @@ export async function writesSection(): Promise<SectionResult> {
   const parts = [
     ...(PARTS.has('throughput') ? [await batchRows(), await replayRows(stored)] : []),
     ...(PARTS.has('instructions') ? [await instructionRows(stored)] : []),
+    ...(PARTS.has('keys') ? [await keyRows(stored)] : []),
   ];
   const rows = parts.flatMap((part) => part.rows);
   const failed = parts.reduce((sum, part) => sum + part.failed, 0);
