@@ -60,7 +60,7 @@ export function replayRequests(key: string, id: number): autocannon.Request[] {
   return [{ method: 'POST', path: '/plants', headers: { ...JSON_WRITE, 'idempotency-key': key }, body: plantOf(id) }];
 }
 
-/** The first request of a replay load, sent once: it stores the answer the load then replays. */
+/** The first request of a replay load, sent once: it stores the answer (a create: 200) the load then replays. */
 export async function storeAnswer(port: number, key: string, id: number): Promise<void> {
   const response = await fetch(`http://127.0.0.1:${port}/plants`, { method: 'POST', headers: { ...JSON_WRITE, 'idempotency-key': key }, body: plantOf(id) });
   await response.text();
