@@ -20,6 +20,7 @@ import { feedSection } from './feed.section';
 import { runtimeSection } from './runtime.section';
 import { instructionsSection } from './instructions.section';
 import { findSection } from './find.section';
+import { writesSection } from './writes.section';
 
 // Add a section here: its name (for BENCH_ONLY) and the function that measures it.
 const SECTIONS: Record<string, () => Promise<SectionResult>> = {
@@ -37,6 +38,7 @@ const SECTIONS: Record<string, () => Promise<SectionResult>> = {
   runtime: runtimeSection,
   instructions: instructionsSection,
   find: findSection,
+  writes: writesSection,
 };
 
 async function main(): Promise<void> {
