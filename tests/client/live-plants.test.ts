@@ -3,8 +3,8 @@ import { createClient, newPlantId, type PlantQuery, type PlantStoreClient, type 
 import { watchPlants, type LivePlants, type LiveSnapshot } from '../../clients/typescript/src/live';
 import { appForAll } from '../helpers/fixtures';
 import { sleep } from '../helpers/common';
-import { optionalService } from '../helpers/optional-services';
-import { TOKEN, type StoreKind } from '../helpers/test-app';
+import { CLIENT_STORES } from '../helpers/client-stores';
+import { TOKEN } from '../helpers/test-app';
 
 const names = (plants: StoredPlant[]) => plants.map((plant) => plant.name);
 const show = (snapshot: LiveSnapshot) => ({ status: snapshot.status, names: names(snapshot.plants), total: snapshot.total, hasMore: snapshot.hasMore });
@@ -26,9 +26,7 @@ async function listed(client: PlantStoreClient, query: PlantQuery): Promise<{ na
 }
 
 // Both stores: a change is placed by the client's order, which must be each store's, and each feed must miss nothing.
-const STORES: StoreKind[] = optionalService('postgres') === undefined ? ['sqlite'] : ['sqlite', 'postgres'];
-
-describe.each(STORES)('watchPlants (@plant-store/client/live) against the service on %s, written to by another client', (store) => {
+describe.each(CLIENT_STORES)('watchPlants (@plant-store/client/live) against the service on %s, written to by another client', (store) => {
   const app = appForAll({}, { store });
   const writer = () => createClient({ baseUrl: app.url, token: TOKEN });
   const reader = () => createClient({ baseUrl: app.url, token: TOKEN });

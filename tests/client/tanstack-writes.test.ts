@@ -1,30 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import * as queryCore from '@tanstack/query-core';
 import { createClient, newPlantId, PlantStoreError, type Page, type PlantStoreClient, type StoredPlant } from '../../clients/typescript/src/index';
 import { plantQueries } from '../../clients/typescript/src/tanstack';
 import { appForAll } from '../helpers/fixtures';
-import { sleep } from '../helpers/common';
-import { optionalService } from '../helpers/optional-services';
-import { storedPlant, TOKEN, type StoreKind } from '../helpers/test-app';
+import { CLIENT_STORES, core, until, type Core } from '../helpers/client-stores';
+import { storedPlant, TOKEN } from '../helpers/test-app';
 
-// As in tanstack.test.ts: one build of query-core, typed as the client (an ES module) sees it.
-type Core = typeof import('@tanstack/query-core', { with: { 'resolution-mode': 'import' } });
-const { MutationObserver, QueryClient, QueryObserver } = queryCore as unknown as Core;
+const { MutationObserver, QueryClient, QueryObserver } = core;
 
 const names = (plants: StoredPlant[] | undefined) => (plants ?? []).map((plant) => plant.name);
 
-async function until<T>(read: () => T, met: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
-  const start = Date.now();
-  while (!met(read())) {
-    if (Date.now() - start > timeoutMs) throw new Error(`not met: ${JSON.stringify(read(), (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value))}`);
-    await sleep(10);
-  }
-  return read();
-}
-
-const STORES: StoreKind[] = optionalService('postgres') === undefined ? ['sqlite'] : ['sqlite', 'postgres'];
-
-describe.each(STORES)('putMutation and batchMutation (@plant-store/client/tanstack) with a real QueryClient against the service on %s', (store) => {
+describe.each(CLIENT_STORES)('putMutation and batchMutation (@plant-store/client/tanstack) with a real QueryClient against the service on %s', (store) => {
   const app = appForAll({}, { store });
   const writer = () => createClient({ baseUrl: app.url, token: TOKEN });
   let queries: ReturnType<typeof plantQueries>;

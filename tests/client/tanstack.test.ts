@@ -1,33 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import * as queryCore from '@tanstack/query-core';
 import { createClient, newPlantId, PlantStoreError, type Page, type PlantQuery, type PlantStoreClient, type StoredPlant } from '../../clients/typescript/src/index';
 import { plantQueries } from '../../clients/typescript/src/tanstack';
 import { appForAll } from '../helpers/fixtures';
-import { sleep } from '../helpers/common';
-import { optionalService } from '../helpers/optional-services';
-import { TOKEN, type StoreKind } from '../helpers/test-app';
+import { CLIENT_STORES, core, until, type Core, type InfiniteData } from '../helpers/client-stores';
+import { TOKEN } from '../helpers/test-app';
 
-// The client is an ES module package, so its types name query-core's import build; this test file is CommonJS,
-// whose import of it would name the require build, whose QueryClient TypeScript holds apart (#private). One build, typed as the client sees it.
-type Core = typeof import('@tanstack/query-core', { with: { 'resolution-mode': 'import' } });
-type InfiniteData<T> = import('@tanstack/query-core', { with: { 'resolution-mode': 'import' } }).InfiniteData<T>;
-const { InfiniteQueryObserver, MutationObserver, QueryClient, QueryObserver } = queryCore as unknown as Core;
+const { InfiniteQueryObserver, MutationObserver, QueryClient, QueryObserver } = core;
 
 const names = (plants: StoredPlant[] | undefined) => (plants ?? []).map((plant) => plant.name);
 
-async function until<T>(read: () => T, met: (value: T) => boolean, timeoutMs = 5000): Promise<T> {
-  const start = Date.now();
-  while (!met(read())) {
-    if (Date.now() - start > timeoutMs) throw new Error(`not met: ${JSON.stringify(read(), (_key, value: unknown) => (typeof value === 'bigint' ? `${value}n` : value))}`);
-    await sleep(10);
-  }
-  return read();
-}
-
 // Both stores: a change is placed by the client's order, which must be each store's, and each feed must miss nothing.
-const STORES: StoreKind[] = optionalService('postgres') === undefined ? ['sqlite'] : ['sqlite', 'postgres'];
-
-describe.each(STORES)('plantQueries (@plant-store/client/tanstack) with a real QueryClient against the service on %s', (store) => {
+describe.each(CLIENT_STORES)('plantQueries (@plant-store/client/tanstack) with a real QueryClient against the service on %s', (store) => {
   const app = appForAll({}, { store });
   const writer = () => createClient({ baseUrl: app.url, token: TOKEN });
   let queries: ReturnType<typeof plantQueries>;

@@ -1,8 +1,8 @@
 import { withTimes } from '../helpers/plants';
 import { createClient, newPlantId, PlantStoreError, type PlantStoreClient } from '../../clients/typescript/src/index';
 import { appForAll } from '../helpers/fixtures';
-import { optionalService } from '../helpers/optional-services';
-import { storedPlant, TOKEN, type StoreKind } from '../helpers/test-app';
+import { CLIENT_STORES } from '../helpers/client-stores';
+import { storedPlant, TOKEN } from '../helpers/test-app';
 
 /** What the call rejects with; undefined when it resolves. */
 const failure = (call: Promise<unknown>) => call.then(() => undefined, (error: unknown) => error as PlantStoreError);
@@ -26,9 +26,7 @@ const bigId = () => 2n ** 53n + 1n + BigInt(Math.floor(Math.random() * 1e9)) * 2
 const ETAG = expect.stringMatching(/^"\d+"$/);
 
 // Both stores: each answers PUT and batches byte for byte alike, and each must apply a failed batch not at all.
-const STORES: StoreKind[] = optionalService('postgres') === undefined ? ['sqlite'] : ['sqlite', 'postgres'];
-
-describe.each(STORES)('the TypeScript client writing with putPlant and batch against the service on %s', (store) => {
+describe.each(CLIENT_STORES)('the TypeScript client writing with putPlant and batch against the service on %s', (store) => {
   const app = appForAll({}, { store });
   const client = (): PlantStoreClient => createClient({ baseUrl: app.url, token: TOKEN });
   /** The feed's position: it moves with every change, so a batch that changed nothing leaves it where it was. */
