@@ -21,3 +21,22 @@ export function rawRequest(
     request.end(options.body);
   });
 }
+
+/**
+ * Requests to a server a test is about to kill: a keep-alive pool of 50 sockets, the bearer token and a JSON type
+ * on each, and a connection error (the process gone) answered as status 0 rather than thrown.
+ */
+export function requestsUntilKilled(token: string) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 50 });
+  const send = (url: string, method: string, pathname: string, options: { body?: string; headers?: Record<string, string> } = {}) =>
+    new Promise<{ status: number; headers: http.IncomingHttpHeaders }>((resolve) => {
+      const headers = { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json', ...options.headers };
+      const request = http.request(`${url}${pathname}`, { method, agent, headers }, (response) => {
+        response.resume();
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers }));
+      });
+      request.on('error', () => resolve({ status: 0, headers: {} }));
+      request.end(options.body);
+    });
+  return { send, close: () => agent.destroy() };
+}

@@ -1,27 +1,14 @@
-import http from 'node:http';
 import path from 'node:path';
 import { aNewPlant } from '../helpers/plants';
 import { startServer, tempDataDir } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
+import { requestsUntilKilled } from '../helpers/raw-request';
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 50 });
+const requests = requestsUntilKilled(TOKEN);
 
-function send(url: string, method: string, pathname: string, body?: string): Promise<number> {
-  return new Promise((resolve) => {
-    const request = http.request(
-      `${url}${pathname}`,
-      { method, agent, headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' } },
-      (response) => {
-        response.resume();
-        response.on('end', () => resolve(response.statusCode ?? 0));
-      },
-    );
-    request.on('error', () => resolve(0));
-    request.end(body);
-  });
-}
+const send = async (url: string, method: string, pathname: string, body?: string): Promise<number> => (await requests.send(url, method, pathname, { body })).status;
 
-afterAll(() => agent.destroy());
+afterAll(() => requests.close());
 
 describe('deletes survive kill -9', () => {
   it('when the process is killed right after deletes were answered 204, then those plants stay deleted after a restart', async () => {

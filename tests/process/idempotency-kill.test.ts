@@ -1,28 +1,21 @@
-import http from 'node:http';
 import path from 'node:path';
 import { aNewPlant } from '../helpers/plants';
 import { startServer, tempDataDir } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
+import { requestsUntilKilled } from '../helpers/raw-request';
 
 // Issue 34: a keyed write's answer is committed with the write, so a kill -9 at any point leaves every write either
 // not applied (its retry is processed) or applied with its answer (its retry replays it): a DELETE retried never 404s.
-const agent = new http.Agent({ keepAlive: true, maxSockets: 50 });
+const requests = requestsUntilKilled(TOKEN);
 
 type Answer = { status: number; replayed: boolean };
 
-function send(url: string, method: string, pathname: string, key?: string, body?: string): Promise<Answer> {
-  const headers = { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json', ...(key === undefined ? {} : { 'Idempotency-Key': key }) };
-  return new Promise((resolve) => {
-    const request = http.request(`${url}${pathname}`, { method, agent, headers }, (response) => {
-      response.resume();
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, replayed: response.headers['idempotent-replayed'] === 'true' }));
-    });
-    request.on('error', () => resolve({ status: 0, replayed: false }));
-    request.end(body);
-  });
+async function send(url: string, method: string, pathname: string, key?: string, body?: string): Promise<Answer> {
+  const { status, headers } = await requests.send(url, method, pathname, { body, headers: key === undefined ? {} : { 'Idempotency-Key': key } });
+  return { status, replayed: headers['idempotent-replayed'] === 'true' };
 }
 
-afterAll(() => agent.destroy());
+afterAll(() => requests.close());
 
 describe('Idempotency-Key survives kill -9', () => {
   it('when the process is killed while keyed deletes are in flight, then every delete retried with its key after a restart answers 204', async () => {
