@@ -21,6 +21,7 @@ withChromiumAndNginx('the example app acting on a selection in one batch (exampl
     const answer = await example.app.request.get(`/plants/${id}`).set(authorization());
     return { status: answer.status, name: (answer.body as { name?: string }).name, tag: (answer.body as { tag?: string }).tag };
   };
+  const batchesSent = () => example.requests.filter((url) => new URL(url).pathname === '/api/plants/batch').length;
   const row = (page: Page, id: bigint) => page.locator(`#plants tr[data-id="${id}"]`);
 
   /** Ticks each plant's box by its accessible name, then waits until every version is read (the actions enable). */
@@ -38,8 +39,10 @@ withChromiumAndNginx('the example app acting on a selection in one batch (exampl
     await select(page, plants.map((plant) => plant.name));
     const selectionLine = await page.locator('#selection').textContent();
     await page.getByLabel('New tag').fill('sun');
+    const batchesBefore = batchesSent();
     await page.getByRole('button', { name: 'Retag selected' }).click();
     await page.locator('#batch-message', { hasText: 'Tagged' }).waitFor();
+    const batches = batchesSent() - batchesBefore;
     const message = await page.locator('#batch-message').textContent();
     const shownTags = await Promise.all(plants.map((plant) => row(page, plant.id).locator('td.tag').textContent()));
     const checked = await Promise.all(plants.map((plant) => page.getByRole('checkbox', { name: `Select ${plant.name}` }).isChecked()));
@@ -47,6 +50,7 @@ withChromiumAndNginx('the example app acting on a selection in one batch (exampl
 
     expect(selectionLine).toBe('Selected (3): Retag 1, Retag 2, Retag 3.');
     expect(message).toBe('Tagged 3 plants “sun”.');
+    expect(batches).toBe(1);
     expect(shownTags).toEqual(['sun', 'sun', 'sun']);
     expect(checked).toEqual([false, false, false]);
     expect(await page.locator('#selection').textContent()).toBe('No plants selected.');
@@ -121,6 +125,39 @@ withChromiumAndNginx('the example app acting on a selection in one batch (exampl
       { status: 200, name: 'Renamed elsewhere', tag: 'shade' },
     ]);
     expect(await page.locator('#selection').textContent()).toBe('Selected (1): Stale 21.');
+    expect(example.problems).toEqual([]);
+  }, 60_000);
+
+  it('when "Select every plant shown" is ticked, unticked, ticked again and the tag is emptied, then every plant shown loses its tag in one batch', async () => {
+    await seedPlants(example, [31n, 32n].map((offset) => ({ id: BIG + offset, name: `All ${offset}`, tag: 'shade' })));
+    const page = await signIn(example);
+    await row(page, BIG + 32n).waitFor();
+    const ids = (await page.locator('#plants tr').evaluateAll((rows) => rows.map((tr) => (tr as unknown as { dataset: { id: string } }).dataset.id))).map(BigInt);
+    const selectAll = page.getByRole('checkbox', { name: 'Select every plant shown' });
+
+    await selectAll.check();
+    await page.getByRole('button', { name: 'Delete selected' }).and(page.locator(':enabled')).waitFor();
+    const allLine = await page.locator('#selection').textContent();
+    await selectAll.uncheck();
+    const noneLine = await page.locator('#selection').textContent();
+    await selectAll.check();
+    await page.getByRole('button', { name: 'Retag selected' }).and(page.locator(':enabled')).waitFor();
+    await page.getByLabel('New tag').fill('');
+    const batchesBefore = batchesSent();
+    await page.getByRole('button', { name: 'Retag selected' }).click();
+    await page.locator('#batch-message', { hasText: 'Removed' }).waitFor();
+    const batches = batchesSent() - batchesBefore;
+    const message = await page.locator('#batch-message').textContent();
+    const shownTags = await page.locator('#plants td.tag').allTextContents();
+    const stored = await Promise.all(ids.map((id) => getPlant(id)));
+
+    expect(ids.length).toBeGreaterThan(2);
+    expect(allLine).toMatch(new RegExp(`^Selected \\(${ids.length}\\): All 32, All 31, `));
+    expect(noneLine).toBe('No plants selected.');
+    expect(message).toBe(`Removed the tag of ${ids.length} plants.`);
+    expect(batches).toBe(1);
+    expect(shownTags).toEqual(ids.map(() => ''));
+    expect(stored.map((plant) => ({ status: plant.status, tag: plant.tag }))).toEqual(ids.map(() => ({ status: 200, tag: undefined })));
     expect(example.problems).toEqual([]);
   }, 60_000);
 });
