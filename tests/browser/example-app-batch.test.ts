@@ -160,4 +160,31 @@ withChromiumAndNginx('the example app acting on a selection in one batch (exampl
     expect(stored.map((plant) => ({ status: plant.status, tag: plant.tag }))).toEqual(ids.map(() => ({ status: 200, tag: undefined })));
     expect(example.problems).toEqual([]);
   }, 60_000);
+
+  it('when a selected plant is edited and another deleted in this tab, then the selection holds the edited version and drops the deleted one, and "Retag selected" succeeds', async () => {
+    const [edited, deleted] = [41n, 42n].map((offset) => ({ id: BIG + offset, name: `Own ${offset}` })) as [{ id: bigint; name: string }, { id: bigint; name: string }];
+    await seedPlants(example, [edited, deleted]);
+    const page = await signIn(example);
+    await row(page, deleted.id).waitFor();
+
+    await select(page, [edited.name, deleted.name]);
+    await row(page, edited.id).locator('button.edit').click();
+    await page.locator('#edit-name').fill('Own edited');
+    await page.locator('#edit button[type=submit]').click();
+    await page.locator('#list-message', { hasText: 'Saved' }).waitFor();
+    await row(page, deleted.id).locator('button.delete').click();
+    await page.locator('#list-message', { hasText: 'Deleted' }).waitFor();
+    await page.getByRole('button', { name: 'Retag selected' }).and(page.locator(':enabled')).waitFor();
+    const selectionLine = await page.locator('#selection').textContent();
+    await page.getByLabel('New tag').fill('sun');
+    await page.getByRole('button', { name: 'Retag selected' }).click();
+    await page.locator('#batch-message:not(:empty)').waitFor();
+    const message = await page.locator('#batch-message').textContent();
+
+    expect(selectionLine).toBe('Selected (1): Own edited.');
+    expect(message).toBe('Tagged 1 plant “sun”.');
+    expect(await getPlant(edited.id)).toEqual({ status: 200, name: 'Own edited', tag: 'sun' });
+    expect(example.problems).toEqual([]);
+  }, 60_000);
 });
+

@@ -41,6 +41,7 @@ export function PlantsPage() {
     remove.mutate({ id }, {
       onSuccess: () => {
         if (editing === id) setEditing(undefined);
+        selection.unpick([id]);
         say({ text: `Deleted plant ${id}.` });
       },
       onError: (error) => say({ text: describe(error), failed: true }),
@@ -57,6 +58,7 @@ export function PlantsPage() {
           onClose={() => setEditing(undefined)}
           onSaved={(plant) => {
             setEditing(undefined);
+            selection.reread(plant);
             say({ text: `Saved plant ${plant.id}.` });
           }}
         />

@@ -15,6 +15,8 @@ export type Selection = {
   has: (id: bigint) => boolean;
   pick: (plants: readonly StoredPlant[]) => void;
   unpick: (ids: readonly bigint[]) => void;
+  /** A selected plant this tab has just changed: its new version is read, as the one the user now sees. */
+  reread: (plant: StoredPlant) => void;
   clear: () => void;
   /** A plant that could not be picked (its read failed), said until the next pick. */
   problem: string | undefined;
@@ -55,6 +57,12 @@ export function useSelection(): Selection {
       for (const plant of fresh) void readVersion(plant);
     },
     unpick: (ids) => setPicks((now) => without(now, ids)),
+    reread: (plant) => {
+      const key = plant.id.toString();
+      if (!picks.has(key)) return;
+      setPicks((now) => (now.has(key) ? new Map(now).set(key, { id: plant.id, name: plant.name, reading: true }) : now));
+      void readVersion(plant);
+    },
     clear: () => setPicks(new Map()),
     problem,
   };
