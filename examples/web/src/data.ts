@@ -4,12 +4,12 @@
  * `follow`, the change feed applied to every cached list and plant. Components use the hooks here and never
  * import @plant-store/client, so what the client offers changes this file only.
  */
-import { createClient, newPlantId, PlantStoreError, type PlantSort, type PlantStoreClient, type StoredPlant, type Versioned } from '@plant-store/client';
+import { createClient, newPlantId, PlantStoreError, type BatchOperation, type PlantSort, type PlantStoreClient, type StoredPlant, type Versioned } from '@plant-store/client';
 import { plantQueries } from '@plant-store/client/tanstack';
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { createContext, useContext, useEffect, useState } from 'react';
 
-export { newPlantId, PlantStoreError, type StoredPlant };
+export { newPlantId, PlantStoreError, type BatchOperation, type StoredPlant };
 
 // Same origin as the page: nginx serves this app at / and the service at /api/ (docker/nginx.conf).
 const BASE_URL = '/api';
@@ -44,11 +44,13 @@ export function connect(token: string): PlantStore {
 const StoreContext = createContext<PlantStore | undefined>(undefined);
 export const StoreProvider = StoreContext.Provider;
 
-function useQueries(): PlantStore['queries'] {
+function useStore(): PlantStore {
   const store = useContext(StoreContext);
-  if (store === undefined) throw new Error('useQueries outside StoreProvider');
-  return store.queries;
+  if (store === undefined) throw new Error('useStore outside StoreProvider');
+  return store;
 }
+
+const useQueries = (): PlantStore['queries'] => useStore().queries;
 
 /** The sorted, filtered list as far as it is loaded, its total (the first page asks for it), and "load more". */
 export function usePlantList(query: PlantQuery) {
@@ -79,6 +81,33 @@ export function useUpdatePlant() {
 
 export function useDeletePlant() {
   return useMutation(useQueries().deleteMutation(useQueryClient()));
+}
+
+/**
+ * A fresh read of one plant, with the ETag of the version stored now: what a selection acts on. Not the cached
+ * plant: a row the app has just edited shows the edit before the service has it, with the ETag it was made against.
+ */
+export function useReadPlant(): (id: bigint) => Promise<PlantVersion> {
+  const { client } = useStore();
+  return (id) => client.getPlant(id);
+}
+
+/**
+ * Many operations in one all-or-nothing batch, shown at once and rolled back on failure. A failure also reads the
+ * lists again: the rollback puts back what was cached before the batch, which a change the feed brought while it
+ * was in flight is not part of.
+ */
+export function useBatch() {
+  const queryClient = useQueryClient();
+  const queries = useQueries();
+  const options = queries.batchMutation(queryClient);
+  return useMutation({
+    ...options,
+    onError: (error: unknown, operations: readonly BatchOperation[], kept: Awaited<ReturnType<typeof options.onMutate>> | undefined) => {
+      options.onError(error, operations, kept);
+      void queryClient.invalidateQueries({ queryKey: queries.keys.all });
+    },
+  });
 }
 
 /**

@@ -1,14 +1,16 @@
 /**
- * The store once signed in: a new-plant form, the editor, and the list with its search box, sort choice, count
- * and "load more". The list is TanStack Query's cache for that search and order, which the live feed keeps
+ * The store once signed in: a new-plant form, the editor, and the list with its search box, sort choice, count,
+ * a checkbox per row for the batch actions, and "load more". The list is TanStack Query's cache for that search and order, which the live feed keeps
  * current, so a plant created, renamed or deleted in another tab enters, moves or leaves it where it belongs.
  */
 import { useEffect, useState } from 'react';
+import { BatchActions } from './batch-actions';
 import { CreateForm } from './create-form';
 import { SORTS, useDeletePlant, useLiveChanges, usePlantList, type PlantQuery, type Sort, type StoredPlant } from './data';
 import { EditForm } from './edit-form';
 import { describe } from './errors';
 import { Message, type Said } from './message';
+import { useSelection, type Selection } from './selection';
 
 // Typing settles this long before the list is asked for: one request per pause, not per key.
 const SEARCH_DELAY_MS = 250;
@@ -33,11 +35,13 @@ export function PlantsPage() {
   const [editing, setEditing] = useState<bigint>();
   const [said, say] = useState<Said>();
   const remove = useDeletePlant();
+  const selection = useSelection();
 
   function deletePlant(id: bigint) {
     remove.mutate({ id }, {
       onSuccess: () => {
         if (editing === id) setEditing(undefined);
+        selection.unpick([id]);
         say({ text: `Deleted plant ${id}.` });
       },
       onError: (error) => say({ text: describe(error), failed: true }),
@@ -54,6 +58,7 @@ export function PlantsPage() {
           onClose={() => setEditing(undefined)}
           onSaved={(plant) => {
             setEditing(undefined);
+            selection.reread(plant);
             say({ text: `Saved plant ${plant.id}.` });
           }}
         />
@@ -77,16 +82,18 @@ export function PlantsPage() {
           </select>
         </label>
       </div>
-      <PlantList query={query} onEdit={setEditing} onDelete={deletePlant} />
+      <BatchActions selection={selection} onDeleted={(ids) => editing !== undefined && ids.includes(editing) && setEditing(undefined)} />
+      <PlantList query={query} selection={selection} onEdit={setEditing} onDelete={deletePlant} />
       <Message id="list-message" role="status" said={said} />
     </section>
   );
 }
 
-type PlantListProps = { query: PlantQuery; onEdit: (id: bigint) => void; onDelete: (id: bigint) => void };
+type PlantListProps = { query: PlantQuery; selection: Selection; onEdit: (id: bigint) => void; onDelete: (id: bigint) => void };
 
-function PlantList({ query, onEdit, onDelete }: PlantListProps) {
+function PlantList({ query, selection, onEdit, onDelete }: PlantListProps) {
   const list = usePlantList(query);
+  const allShown = list.plants.length > 0 && list.plants.every((plant) => selection.has(plant.id));
   return (
     <>
       <p id="count" role="status">
@@ -95,6 +102,16 @@ function PlantList({ query, onEdit, onDelete }: PlantListProps) {
       <table>
         <thead>
           <tr>
+            <th>
+              <input
+                type="checkbox"
+                id="select-all"
+                aria-label="Select every plant shown"
+                checked={allShown}
+                disabled={list.plants.length === 0}
+                onChange={() => (allShown ? selection.unpick(list.plants.map((plant) => plant.id)) : selection.pick(list.plants))}
+              />
+            </th>
             <th>Id</th>
             <th>Name</th>
             <th>Tag</th>
@@ -104,7 +121,7 @@ function PlantList({ query, onEdit, onDelete }: PlantListProps) {
         </thead>
         <tbody id="plants">
           {list.plants.map((plant) => (
-            <PlantRow key={plant.id.toString()} plant={plant} onEdit={onEdit} onDelete={onDelete} />
+            <PlantRow key={plant.id.toString()} plant={plant} selection={selection} onEdit={onEdit} onDelete={onDelete} />
           ))}
         </tbody>
       </table>
@@ -122,11 +139,21 @@ function PlantList({ query, onEdit, onDelete }: PlantListProps) {
   );
 }
 
-type PlantRowProps = { plant: StoredPlant; onEdit: (id: bigint) => void; onDelete: (id: bigint) => void };
+type PlantRowProps = { plant: StoredPlant; selection: Selection; onEdit: (id: bigint) => void; onDelete: (id: bigint) => void };
 
-function PlantRow({ plant, onEdit, onDelete }: PlantRowProps) {
+function PlantRow({ plant, selection, onEdit, onDelete }: PlantRowProps) {
+  const selected = selection.has(plant.id);
   return (
     <tr data-id={plant.id.toString()}>
+      <td>
+        <input
+          type="checkbox"
+          className="select"
+          aria-label={`Select ${plant.name}`}
+          checked={selected}
+          onChange={() => (selected ? selection.unpick([plant.id]) : selection.pick([plant]))}
+        />
+      </td>
       <td className="id">{plant.id.toString()}</td>
       <td className="name">{plant.name}</td>
       <td className="tag">{plant.tag ?? ''}</td>
