@@ -59,7 +59,9 @@ export async function clientSection(): Promise<SectionResult> {
   // insert below another's ids (SQLite's rowid append is the cheaper insert).
   const first = 2n ** 60n;
   let next = first;
-  const bareCreate = async () => JSON.parse(await (await fetch(`${base}/plants`, { method: 'POST', headers, body: `{"id":${next++},"name":"Bench"}` })).text()) as unknown;
+  // The same request by hand as the client sends: every write carries a new Idempotency-Key (the service stores its answer).
+  const keyed = () => ({ ...headers, 'Idempotency-Key': crypto.randomUUID() });
+  const bareCreate = async () => JSON.parse(await (await fetch(`${base}/plants`, { method: 'POST', headers: keyed(), body: `{"id":${next++},"name":"Bench"}` })).text()) as unknown;
   const clientCreate = () => client.createPlant({ id: next++, name: 'Bench' });
   let read = 0n;
   const nextRead = () => first + (read++ % BigInt(CALLS));
@@ -78,7 +80,7 @@ export async function clientSection(): Promise<SectionResult> {
     const local = createClient({ baseUrl: base, token: TOKEN, fetch: (_input, init) => answer(init) });
     const ownCreate = await compare(
       () => local.createPlant({ id: next++, name: 'Bench' }),
-      async () => JSON.parse(await (await answer({ method: 'POST', headers, body: `{"id":${next++},"name":"Bench"}` })).text()) as unknown,
+      async () => JSON.parse(await (await answer({ method: 'POST', headers: keyed(), body: `{"id":${next++},"name":"Bench"}` })).text()) as unknown,
     );
     const ownGet = await compare(
       () => local.getPlant(first),

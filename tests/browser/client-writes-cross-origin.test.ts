@@ -17,7 +17,7 @@ const PAGE = `<!doctype html><title>a front end on another origin</title>
   Object.assign(window, { plantStore, ready: true });
 </script>`;
 
-describeWith('chromium', 'putPlant and batch from Chromium, on a page of another origin (CORS_ORIGINS)', (executablePath) => {
+describeWith('chromium', 'putPlant, batch and keyed writes from Chromium, on a page of another origin (CORS_ORIGINS)', (executablePath) => {
   let app: TestApp;
   let site: http.Server;
   let origin: string;
@@ -83,5 +83,35 @@ describeWith('chromium', 'putPlant and batch from Chromium, on a page of another
 
     expect(result).toEqual({ ids: [String(a), String(b), String(a)], statuses: [200, 201, 200], error: { status: 404, code: 40402, operation: 1 } });
     expect([storedPlant(app, a), storedPlant(app, b)]).toEqual([{ id: a, name: 'A', tag: 't' }, { id: b, name: 'B', tag: null }]);
+  });
+  it('when a page writes with Idempotency-Key, then the preflight lets the key through and the page reads Idempotent-Replayed: a delete sent twice with one key is 204 twice', async () => {
+    const id = BIG + 500n;
+
+    const seen = await inPage<Record<string, unknown>[]>(
+      `const seen = [];
+      const keyed = window.plantStore.createClient({
+        baseUrl: ${JSON.stringify(app.url)},
+        token: ${JSON.stringify(TOKEN)},
+        fetch: async (input, init) => {
+          const response = await fetch(input, init);
+          seen.push({ method: init.method, key: init.headers['Idempotency-Key'], status: response.status, replayed: response.headers.get('Idempotent-Replayed') });
+          return response;
+        },
+      });
+      await keyed.createPlant({ id: ${id}n, name: 'Keyed from a page' });
+      const key = window.plantStore.newIdempotencyKey();
+      await keyed.deletePlant(${id}n, { idempotencyKey: key });
+      await keyed.deletePlant(${id}n, { idempotencyKey: key });
+      return seen;`,
+    );
+
+    const key = seen[1]?.key;
+    expect(seen).toEqual([
+      { method: 'POST', key: expect.stringMatching(/^\d+-\d+-\d+-\d+$/), status: 200, replayed: null },
+      { method: 'DELETE', key: expect.stringMatching(/^\d+-\d+-\d+-\d+$/), status: 204, replayed: null },
+      { method: 'DELETE', key, status: 204, replayed: 'true' },
+    ]);
+    expect(key).not.toBe(seen[0]?.key);
+    expect(storedPlant(app, id)).toBeUndefined();
   });
 });

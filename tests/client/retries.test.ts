@@ -3,14 +3,16 @@ import type { AddressInfo } from 'node:net';
 import { createClient, newPlantId, PlantStoreError } from '../../clients/typescript/src/index';
 import { startTestApp, TOKEN, type TestApp } from '../helpers/test-app';
 
-/** A front door that answers its first `refusals` requests with this status and Retry-After, then forwards. */
-async function flakyFront(upstream: string, refusals: number, status: number, retryAfter: string) {
+/** A front door that answers its first `refusals` requests with this status and Retry-After, then forwards; it keeps each request's Idempotency-Key. */
+async function flakyFront(upstream: string, refusals: number, status: number, retryAfter: string, code = status === 429 ? 42901 : 50303) {
   const seen: number[] = [];
+  const keys: (string | string[] | undefined)[] = [];
   const server = http.createServer((req, res) => {
     seen.push(Date.now());
+    keys.push(req.headers['idempotency-key']);
     if (seen.length <= refusals) {
       res.writeHead(status, { 'Content-Type': 'application/json', 'Retry-After': retryAfter, 'X-Request-Id': `refused-${seen.length}` });
-      res.end(JSON.stringify({ error: status === 429 ? 42901 : 50303, message: 'busy' }));
+      res.end(JSON.stringify({ error: code, message: 'busy' }));
       return;
     }
     const target = new URL(req.url ?? '/', upstream);
@@ -24,6 +26,7 @@ async function flakyFront(upstream: string, refusals: number, status: number, re
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
+    keys,
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
@@ -53,6 +56,33 @@ describe('the TypeScript client retrying', () => {
     expect(created).toEqual({ id, name: 'Patient' });
     expect(front.seen).toHaveLength(2);
     expect((front.seen[1] ?? 0) - (front.seen[0] ?? 0)).toBeGreaterThanOrEqual(990);
+  });
+
+  it('when a write is answered 409 40902 (its key still in progress), then it waits Retry-After and sends it again with the same key', async () => {
+    const front = await flakyFront(app.url, 1, 409, '1', 40902);
+    const client = createClient({ baseUrl: front.url, token: TOKEN, retry: { attempts: 3, maxDelayMs: 2000 } });
+
+    const id = newPlantId();
+    const created = await client.createPlant({ id, name: 'In progress' });
+    await client.deletePlant(id);
+    await front.close();
+
+    expect(created).toEqual({ id, name: 'In progress' });
+    // The create twice with its key, then the delete with a key of its own.
+    expect(front.keys).toEqual([front.keys[0], front.keys[0], front.keys[2]]);
+    expect(front.keys[0]).toMatch(/^\d+-\d+-\d+-\d+$/);
+    expect(front.keys[2]).not.toBe(front.keys[0]);
+    expect((front.seen[1] ?? 0) - (front.seen[0] ?? 0)).toBeGreaterThanOrEqual(990);
+  });
+
+  it('when a write is answered 409 with another code, then it is not retried', async () => {
+    const front = await flakyFront(app.url, 10, 409, '0', 40999);
+    const client = createClient({ baseUrl: front.url, token: TOKEN, retry: { attempts: 3, maxDelayMs: 100 } });
+
+    const error = (await client.createPlant({ id: newPlantId(), name: 'Conflict' }).catch((caught: unknown) => caught)) as PlantStoreError;
+    await front.close();
+
+    expect({ status: error.status, code: error.code, tries: front.seen.length }).toEqual({ status: 409, code: 40999, tries: 1 });
   });
 
   it('when every try is refused with 429, then it stops after attempts tries with the last error', async () => {

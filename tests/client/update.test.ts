@@ -41,7 +41,7 @@ describe('the TypeScript client editing plants (updatePlant, ETags)', () => {
       {
         method: 'PATCH',
         url: `${app.url}/plants/9007199254740993`,
-        headers: { Accept: 'application/json', Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/merge-patch+json' },
+        headers: { Accept: 'application/json', Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/merge-patch+json', 'Idempotency-Key': expect.stringMatching(/^\d+-\d+-\d+-\d+$/) },
         body: '{"name":"Fern renamed","tag":null}',
       },
     ]);

@@ -32,7 +32,7 @@ describe.each(CLIENT_STORES)('the TypeScript client writing with putPlant and ba
   /** The feed's position: it moves with every change, so a batch that changed nothing leaves it where it was. */
   const position = async () => (await client().listPlants({ limit: 1 })).position;
 
-  it('when putPlant is sent for an id that holds no plant, then it creates it (201) with the exact id and its ETag, sending no precondition', async () => {
+  it('when putPlant is sent for an id that holds no plant, then it creates it (201) with the exact id and its ETag, sending no precondition and a key of its own', async () => {
     const recorded = recordingFetch();
     const id = bigId();
 
@@ -41,7 +41,7 @@ describe.each(CLIENT_STORES)('the TypeScript client writing with putPlant and ba
     expect(put).toEqual({ plant: { id, name: 'Fern', tag: 'shade' }, created: true });
     expect(put.plant.etag).toBe((await client().getPlant(id)).etag);
     expect(recorded.sent).toEqual([
-      { method: 'PUT', url: `${app.url}/plants/${id}`, headers: { Accept: 'application/json', Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' }, body: '{"name":"Fern","tag":"shade"}' },
+      { method: 'PUT', url: `${app.url}/plants/${id}`, headers: { Accept: 'application/json', Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json', 'Idempotency-Key': expect.stringMatching(/^\d+-\d+-\d+-\d+$/) }, body: '{"name":"Fern","tag":"shade"}' },
     ]);
     expect(storedPlant(app, id)).toEqual({ id, name: 'Fern', tag: 'shade' });
   });
@@ -161,10 +161,10 @@ describe.each(CLIENT_STORES)('the TypeScript client writing with putPlant and ba
 });
 
 describe('the TypeScript client sending a batch over a network that fails', () => {
-  it('when the connection fails, then the batch is not sent again (it may have been applied) and the network error reaches the caller', async () => {
-    let calls = 0;
-    const failing: typeof fetch = () => {
-      calls += 1;
+  it('when the connection fails, then the batch is sent again with the same key (a try that went through is replayed, not applied again) and the last network error reaches the caller', async () => {
+    const keys: (string | undefined)[] = [];
+    const failing: typeof fetch = (_input, init) => {
+      keys.push((init?.headers as Record<string, string>)['Idempotency-Key']);
       return Promise.reject(new TypeError('fetch failed'));
     };
     const writer = createClient({ baseUrl: 'http://127.0.0.1:9', token: TOKEN, fetch: failing, retry: { attempts: 3, maxDelayMs: 1 } });
@@ -173,7 +173,8 @@ describe('the TypeScript client sending a batch over a network that fails', () =
     const retried = await writer.putPlant(newPlantId(), { name: 'Put' }).then(() => undefined, (caught: unknown) => caught as Error);
 
     expect({ batch: error?.name, put: retried?.name }).toEqual({ batch: 'TypeError', put: 'TypeError' });
-    // The batch tried once; the put (the same request twice stores the same plant) three times.
-    expect(calls).toBe(4);
+    // Three tries each, one key per call.
+    expect(keys).toEqual([keys[0], keys[0], keys[0], keys[3], keys[3], keys[3]]);
+    expect(new Set(keys).size).toBe(2);
   });
 });

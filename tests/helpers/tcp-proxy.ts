@@ -6,6 +6,11 @@ export type TcpProxy = {
   cut: () => Promise<void>;
   /** Keeps every connection open but forwards nothing, and accepts new ones that never answer: a network black hole. */
   stall: () => void;
+  /**
+   * The next `count` answers never arrive: each request goes through whole, and its connection is cut (both sides)
+   * as the first bytes of the answer come back, so the server has done its work and the client gets nothing.
+   */
+  loseAnswers: (count?: number) => void;
   /** Forwards again on the same port. */
   restore: () => Promise<void>;
   close: () => Promise<void>;
@@ -15,6 +20,7 @@ export type TcpProxy = {
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const sockets = new Set<net.Socket>();
   let stalled = false;
+  let losing = 0;
   const track = (socket: net.Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -29,7 +35,11 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       if (!stalled) upstream.write(chunk);
     });
     upstream.on('data', (chunk: Buffer) => {
-      if (!stalled) client.write(chunk);
+      if (losing > 0) {
+        losing -= 1;
+        upstream.destroy();
+        client.destroy();
+      } else if (!stalled) client.write(chunk);
     });
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
@@ -54,6 +64,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     stall: () => {
       stalled = true;
+    },
+    loseAnswers: (count = 1) => {
+      losing = count;
     },
     restore: async () => {
       stalled = false;

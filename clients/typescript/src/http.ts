@@ -1,7 +1,10 @@
 /**
  * One request to the service, tried again on 429, 503 and network errors: the token asked for before each try,
- * no redirect followed, every other answer a PlantStoreError. Shared by every call; nothing from node:.
+ * no redirect followed, every other answer a PlantStoreError. Every write carries one Idempotency-Key on all its
+ * tries, so a try whose answer was lost is answered from the store on the next, never applied twice. Shared by
+ * every call; nothing from node:.
  */
+import { newIdempotencyKey } from './ids.js';
 import { backoff, isNetworkError, sleep, toError } from './wire.js';
 
 export type RetryOptions = { attempts?: number; maxDelayMs?: number };
@@ -13,8 +16,8 @@ export type ClientOptions = {
   retry?: RetryOptions;
 };
 
-/** `once`: not sent again after a network error, when a second try could apply the write twice (a batch). */
-export type Send = { body?: string; type?: string; ifMatch?: string; headers?: Record<string, string>; signal?: AbortSignal; once?: boolean };
+/** `idempotencyKey`: the write's key, the caller's own; by default a new one per call (GET sends none). */
+export type Send = { body?: string; type?: string; ifMatch?: string; headers?: Record<string, string>; signal?: AbortSignal; idempotencyKey?: string };
 
 export type Transport = {
   /** baseUrl without its trailing slash. */
@@ -41,19 +44,21 @@ export function createTransport(options: ClientOptions): Transport {
   };
 
   /** One operation, tried up to `attempts` times; resolves with the 2xx response. */
-  async function send(method: string, url: string, { body, type = 'application/json', ifMatch, headers: extra, signal, once }: Send = {}): Promise<Response> {
+  async function send(method: string, url: string, { body, type = 'application/json', ifMatch, headers: extra, signal, idempotencyKey }: Send = {}): Promise<Response> {
+    const key = method === 'GET' ? undefined : (idempotencyKey ?? newIdempotencyKey());
     for (let attempt = 1; ; attempt += 1) {
       signal?.throwIfAborted();
       const headers: Record<string, string> = { Accept: 'application/json', ...extra, ...(await authorization()) };
       if (body !== undefined) headers['Content-Type'] = type;
       if (ifMatch !== undefined) headers['If-Match'] = ifMatch;
+      if (key !== undefined) headers['Idempotency-Key'] = key;
       const delay = backoff(attempt, maxDelayMs);
       let response: Response;
       try {
         response = await call(url, { method, headers, body, signal, redirect: 'manual' });
       } catch (error) {
         // An abort is not retried.
-        if (!isNetworkError(error) || signal?.aborted === true || once === true || attempt >= attempts) throw error;
+        if (!isNetworkError(error) || signal?.aborted === true || attempt >= attempts) throw error;
         await sleep(delay, signal);
         continue;
       }
@@ -62,7 +67,8 @@ export function createTransport(options: ClientOptions): Transport {
       // Never sooner than the backoff, even on Retry-After: 0.
       const wait = Math.max(error.retryAfterMs ?? 0, delay);
       // A Retry-After beyond maxDelayMs is honoured by not retrying early: the caller gets it in retryAfterMs.
-      if ((response.status !== 429 && response.status !== 503) || attempt >= attempts || wait > maxDelayMs) throw error;
+      // 409 40902: this key's first try is still being processed (its answer lost on the way); the next gets its answer.
+      if ((response.status !== 429 && response.status !== 503 && error.code !== 40902) || attempt >= attempts || wait > maxDelayMs) throw error;
       await sleep(wait, signal);
     }
   }

@@ -7,3 +7,9 @@ export function newPlantId(): bigint {
   const id = (BigInt(high & 0x7fffffff) << 32n) | BigInt(low);
   return id === 0n ? newPlantId() : id;
 }
+
+/**
+ * A new Idempotency-Key: 128 random bits as four numbers and dashes (visible ASCII, as the header takes). From
+ * getRandomValues, not crypto.randomUUID, which browsers give secure contexts (https, localhost) only.
+ */
+export const newIdempotencyKey = (): string => crypto.getRandomValues(new Uint32Array(4)).join('-');

@@ -10,18 +10,18 @@ import { createTransport, type ClientOptions } from './http.js';
 import { listCalls, type CallOptions } from './list.js';
 import type { components } from './openapi.js';
 import { parseJson, parsePlants, protocolError, readText, toId, versioned, type StoredPlant, type Versioned } from './wire.js';
-import { created, patchJson, plantJson, writeCalls, type CreatedPlant, type NewPlant, type PlantPatch } from './writes.js';
+import { created, patchJson, plantJson, writeCalls, type CreatedPlant, type NewPlant, type PlantPatch, type WriteOptions } from './writes.js';
 
-export { newPlantId } from './ids.js';
+export { newIdempotencyKey, newPlantId } from './ids.js';
 export { PlantStoreError, type FieldError, type StoredPlant, type Versioned } from './wire.js';
 export type { ChangeEvent, ChangesQuery } from './changes.js';
 export type { ClientOptions, RetryOptions } from './http.js';
 export type { CallOptions, ListQuery, Page, PlantQuery, PlantSort } from './list.js';
-export type { BatchOperation, BatchResult, BatchResults, CreatedPlant, DeletedResult, NewPlant, PlantPatch, PutOptions, PutPlant, PutResult, ResultOf, UpdatedResult, WrittenResult } from './writes.js';
+export type { BatchOperation, BatchResult, BatchResults, CreatedPlant, DeletedResult, NewPlant, PlantPatch, PutOptions, PutPlant, PutResult, ResultOf, UpdatedResult, WriteOptions, WrittenResult } from './writes.js';
 
 export type Plant = components['schemas']['Plant'];
 /** `ifMatch`: the ETag the change is for; a plant changed since answers 412 (PlantStoreError code 41201). */
-export type ConditionalOptions = CallOptions & { ifMatch?: string };
+export type ConditionalOptions = WriteOptions & { ifMatch?: string };
 
 export function createClient(options: ClientOptions) {
   const transport = createTransport(options);
@@ -30,11 +30,11 @@ export function createClient(options: ClientOptions) {
   return {
     /**
      * Resolves with `{ id, name, tag? }`: the id sent (the service never echoes it) with the plant as stored, and its
-     * ETag. An identical create answers the same, so it is retried.
+     * ETag. Like every write it carries an Idempotency-Key (`idempotencyKey`, or a new one), the same on each try.
      */
-    async createPlant(plant: NewPlant, { signal }: CallOptions = {}): Promise<Versioned<CreatedPlant>> {
+    async createPlant(plant: NewPlant, options: WriteOptions = {}): Promise<Versioned<CreatedPlant>> {
       // JSON.stringify cannot write a bigint; the id goes out as its exact digits.
-      const response = await send('POST', `${base}/plants`, { body: plantJson(plant), signal });
+      const response = await send('POST', `${base}/plants`, { ...options, body: plantJson(plant) });
       return created(toId(plant.id), parseJson(await readText(response), response) as Plant, response.headers.get('ETag'));
     },
 
@@ -48,15 +48,15 @@ export function createClient(options: ClientOptions) {
      * A JSON Merge Patch; resolves with the plant as stored after it, with its new ETag. With a token that may not
      * read (204, no plant) it rejects with status 204 after the edit is stored.
      */
-    async updatePlant(id: bigint, patch: PlantPatch, { ifMatch, signal }: ConditionalOptions = {}): Promise<Versioned<StoredPlant>> {
-      const response = await send('PATCH', `${base}/plants/${toId(id)}`, { body: patchJson(patch), type: 'application/merge-patch+json', ifMatch, signal });
+    async updatePlant(id: bigint, patch: PlantPatch, options: ConditionalOptions = {}): Promise<Versioned<StoredPlant>> {
+      const response = await send('PATCH', `${base}/plants/${toId(id)}`, { ...options, body: patchJson(patch), type: 'application/merge-patch+json' });
       // A token without plants:read is answered 204 and no plant (docs/auth.md): the edit is stored, the plant unknown.
       if (response.status === 204) throw protocolError(response, `the edit was stored (ETag ${response.headers.get('ETag') ?? 'unknown'}), but this token may not read plants (plants:read), so no plant came back`);
       return versioned(parsePlants(await readText(response), response)[0] as StoredPlant, response.headers.get('ETag'));
     },
 
-    async deletePlant(id: bigint, { ifMatch, signal }: ConditionalOptions = {}): Promise<void> {
-      await send('DELETE', `${base}/plants/${toId(id)}`, { ifMatch, signal });
+    async deletePlant(id: bigint, options: ConditionalOptions = {}): Promise<void> {
+      await send('DELETE', `${base}/plants/${toId(id)}`, options);
     },
 
     ...writeCalls(transport),

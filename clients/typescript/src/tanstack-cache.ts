@@ -35,13 +35,8 @@ function applyTo(plants: StoredPlant[], more: boolean, change: PlantChange, quer
 const later = (position: bigint, change: PlantChange) => (change.position > position ? change.position : position);
 const recount = (total: number | undefined, delta: number | undefined) => (total === undefined || delta === undefined ? total : total + delta);
 
-/** A first page: its window is everything up to its last plant. */
-function applyToPage(page: Page, change: PlantChange, query: KeyQuery): Page | undefined {
-  const applied = applyTo(page.plants, page.next !== undefined, change, query);
-  if (applied === undefined || (page.total !== undefined && applied.delta === undefined)) return undefined;
-  const { plants, delta } = applied;
-  return { ...page, plants, total: recount(page.total, delta), position: later(page.position, change) };
-}
+/** A first page: its window is everything up to its last plant, as for loaded pages of one page. */
+const applyToPage = (page: Page, change: PlantChange, query: KeyQuery): Page | undefined => applyToPages({ pages: [page], pageParams: [undefined] }, change, query)?.pages[0];
 
 /** Loaded pages: one window, cut again into pages of the sizes they had (the last takes what changed). */
 function applyToPages(data: InfiniteData<Page, string | undefined>, change: PlantChange, query: KeyQuery): InfiniteData<Page, string | undefined> | undefined {

@@ -3,8 +3,7 @@
  * cached plant, a put (an edit of a cached plant, else a create), a delete, and each operation of a batch in turn.
  * Only types come from @tanstack/query-core: the QueryClient is the app's own.
  */
-import type { InfiniteData, QueryClient } from '@tanstack/query-core';
-import type { Page } from './list.js';
+import type { QueryClient } from '@tanstack/query-core';
 import { ROOT } from './tanstack-cache.js';
 import { withEtag, type Versioned } from './etag.js';
 import type { StoredPlant } from './wire.js';
@@ -40,10 +39,8 @@ export function operationChange(queryClient: QueryClient, operation: BatchOperat
 }
 
 function findInLists(queryClient: QueryClient, id: bigint): StoredPlant | undefined {
-  for (const [, data] of queryClient.getQueriesData<Page | InfiniteData<Page>>({ queryKey: [ROOT] })) {
-    const pages = data === undefined ? [] : 'pages' in data ? data.pages : 'plants' in data ? [data] : [];
-    const found = pages.flatMap((page) => page.plants).find((plant) => plant.id === id);
-    if (found !== undefined) return found;
-  }
-  return undefined;
+  // Under our root: pages of a list, one page, or a plant (which has no plants).
+  type Cached = { pages?: Cached[]; plants?: StoredPlant[] } | undefined;
+  const pages = queryClient.getQueriesData<Cached>({ queryKey: [ROOT] }).flatMap(([, cached]) => cached?.pages ?? [cached]);
+  return pages.flatMap((page) => page?.plants ?? []).find((plant) => plant.id === id);
 }

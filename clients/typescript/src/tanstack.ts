@@ -6,6 +6,7 @@
  * QueryClient does the work, so this entry adds no copy of TanStack to a bundle.
  */
 import type { QueryClient, QueryKey } from '@tanstack/query-core';
+import { newIdempotencyKey } from './ids.js';
 import type { CreatedPlant, NewPlant, PlantPatch, PlantStoreClient } from './index.js';
 import type { ListQuery, Page, PlantQuery } from './list.js';
 import { ROOT, applyToCache, applyToList, covers, keyQuery, type Filter, type KeyQuery } from './tanstack-cache.js';
@@ -26,14 +27,8 @@ export type Rollback = { saved: [QueryKey, unknown][] };
 // Events kept to apply again to a list that a refetch, read before them, has just replaced.
 const KEPT_EVENTS = 500;
 
-/** A key's query: undefined members left out, `after` as its decimal string. */
-function toKeyQuery({ after, ...rest }: ListQuery): KeyQuery {
-  const query: KeyQuery = after === undefined ? { ...rest } : { ...rest, after: after.toString() };
-  for (const name of Object.keys(query) as (keyof KeyQuery)[]) if (query[name] === undefined) delete query[name];
-  return query;
-}
-
-const isStatus = (error: unknown, status: number) => (error as { status?: unknown } | null)?.status === status;
+/** A key's query: undefined members left out (as JSON leaves them), `after` as its decimal string. */
+const toKeyQuery = (query: ListQuery): KeyQuery => JSON.parse(JSON.stringify({ ...query, after: query.after?.toString() })) as KeyQuery;
 
 /** The keys of every query this entry makes; ids and `after` as decimal strings. */
 export const plantKeys = {
@@ -49,21 +44,30 @@ export const plantKeys = {
 type Shared = { client: PlantStoreClient; following: number };
 
 /**
- * Every cached list and plant, kept; then each change applied to them as if the feed had brought it, in turn (each
- * read from the cache as the ones before it left it: a batch's update of a plant it created).
+ * Each mutate()'s Idempotency-Key, by its variables object: onMutate runs once per mutate() and makes it; TanStack's
+ * own `retry` calls mutationFn again with the same variables, so those tries send the same key and the write applies once.
  */
-async function optimistic(queryClient: QueryClient, changes: Iterable<PlantChange | undefined>): Promise<Rollback> {
+const keys = new WeakMap<object, string>();
+const keyOf = (variables: object) => ({ idempotencyKey: keys.get(variables) });
+
+/**
+ * Every cached list and plant, kept; then each change applied to them as if the feed had brought it, in turn (each
+ * read from the cache as the ones before it left it: a batch's update of a plant it created). A new key for the write.
+ */
+async function optimistic(queryClient: QueryClient, variables: object, changes: Iterable<PlantChange | undefined>): Promise<Rollback> {
+  keys.set(variables, newIdempotencyKey());
   await queryClient.cancelQueries({ queryKey: [ROOT] });
   const saved = queryClient.getQueriesData({ queryKey: [ROOT] });
   for (const change of changes) if (change) applyToCache(queryClient, {}, change, true);
   return { saved };
 }
 
-function rollback(queryClient: QueryClient, error: unknown, kept: Rollback | undefined): void {
+/** A mutation's onError: every cached list and plant put back as onMutate kept them. */
+const rollback = (queryClient: QueryClient) => (error: unknown, _variables: unknown, kept: Rollback | undefined): void => {
   for (const [key, data] of kept?.saved ?? []) queryClient.setQueryData(key, data);
   // A 412: someone changed the plant since it was read; show what is stored now.
-  if (isStatus(error, 412)) void queryClient.invalidateQueries({ queryKey: [ROOT] });
-}
+  if ((error as { status?: unknown } | null)?.status === 412) void queryClient.invalidateQueries({ queryKey: [ROOT] });
+};
 
 /** The feed brings the real change to a follower; without one, the lists are read again. */
 const settle = (shared: Shared, queryClient: QueryClient) => (shared.following > 0 ? undefined : queryClient.invalidateQueries({ queryKey: [ROOT] }));
@@ -73,18 +77,18 @@ function mutations(shared: Shared) {
   return {
     createMutation: (queryClient: QueryClient) => ({
       mutationKey: [ROOT, 'create'],
-      mutationFn: (plant: NewPlant): Promise<Versioned<CreatedPlant>> => client.createPlant(plant),
-      onMutate: (plant: NewPlant) => optimistic(queryClient, [createdChange(plant)]),
-      onError: (error: unknown, _plant: NewPlant, kept: Rollback | undefined) => rollback(queryClient, error, kept),
+      mutationFn: (plant: NewPlant): Promise<Versioned<CreatedPlant>> => client.createPlant(plant, keyOf(plant)),
+      onMutate: (plant: NewPlant) => optimistic(queryClient, plant, [createdChange(plant)]),
+      onError: rollback(queryClient),
       onSuccess: () => settle(shared, queryClient),
     }),
 
     updateMutation: (queryClient: QueryClient) => ({
       mutationKey: [ROOT, 'update'],
-      mutationFn: ({ id, patch, ifMatch }: UpdateVariables): Promise<Versioned<StoredPlant>> =>
-        client.updatePlant(id, patch, { ifMatch: ifMatch ?? queryClient.getQueryData<Versioned<StoredPlant>>(plantKeys.plant(id))?.etag }),
-      onMutate: ({ id, patch }: UpdateVariables) => optimistic(queryClient, [edited(queryClient, id, patch)]),
-      onError: (error: unknown, _variables: UpdateVariables, kept: Rollback | undefined) => rollback(queryClient, error, kept),
+      mutationFn: (variables: UpdateVariables): Promise<Versioned<StoredPlant>> =>
+        client.updatePlant(variables.id, variables.patch, { ...keyOf(variables), ifMatch: variables.ifMatch ?? queryClient.getQueryData<Versioned<StoredPlant>>(plantKeys.plant(variables.id))?.etag }),
+      onMutate: (variables: UpdateVariables) => optimistic(queryClient, variables, [edited(queryClient, variables.id, variables.patch)]),
+      onError: rollback(queryClient),
       onSuccess: (saved: Versioned<StoredPlant>) => {
         queryClient.setQueryData(plantKeys.plant(saved.id), saved);
         return settle(shared, queryClient);
@@ -93,9 +97,9 @@ function mutations(shared: Shared) {
 
     deleteMutation: (queryClient: QueryClient) => ({
       mutationKey: [ROOT, 'delete'],
-      mutationFn: ({ id, ifMatch }: DeleteVariables): Promise<void> => client.deletePlant(id, { ifMatch }),
-      onMutate: ({ id }: DeleteVariables) => optimistic(queryClient, [{ type: 'plant.deleted', position: 0n, id }]),
-      onError: (error: unknown, _variables: DeleteVariables, kept: Rollback | undefined) => rollback(queryClient, error, kept),
+      mutationFn: (variables: DeleteVariables): Promise<void> => client.deletePlant(variables.id, { ...variables, ...keyOf(variables) }),
+      onMutate: (variables: DeleteVariables) => optimistic(queryClient, variables, [{ type: 'plant.deleted', position: 0n, id: variables.id }]),
+      onError: rollback(queryClient),
       onSuccess: (_nothing: void, { id }: DeleteVariables) => {
         queryClient.removeQueries({ queryKey: plantKeys.plant(id), exact: true });
         return settle(shared, queryClient);
@@ -105,21 +109,21 @@ function mutations(shared: Shared) {
     putMutation: (queryClient: QueryClient) => ({
       mutationKey: [ROOT, 'put'],
       // putPlant reads ifMatch and ifNoneMatch from the variables and leaves the rest.
-      mutationFn: (variables: PutVariables): Promise<PutResult> => client.putPlant(variables.id, variables.plant, variables),
-      onMutate: ({ id, plant }: PutVariables) => optimistic(queryClient, [putChange(queryClient, id, plant)]),
-      onError: (error: unknown, _variables: PutVariables, kept: Rollback | undefined) => rollback(queryClient, error, kept),
+      mutationFn: (variables: PutVariables): Promise<PutResult> => client.putPlant(variables.id, variables.plant, { ...variables, ...keyOf(variables) }),
+      onMutate: (variables: PutVariables) => optimistic(queryClient, variables, [putChange(queryClient, variables.id, variables.plant)]),
+      onError: rollback(queryClient),
       onSuccess: () => settle(shared, queryClient),
     }),
 
     /** All or nothing: every operation shown at once, in order; a failed batch puts every list and plant back. */
     batchMutation: (queryClient: QueryClient) => ({
       mutationKey: [ROOT, 'batch'],
-      mutationFn: (operations: readonly BatchOperation[]): Promise<BatchResult[]> => client.batch(operations),
+      mutationFn: (operations: readonly BatchOperation[]): Promise<BatchResult[]> => client.batch(operations, keyOf(operations)),
       // A generator: each operation's change is read from the cache as the ones before it left it.
-      onMutate: (operations: readonly BatchOperation[]) => optimistic(queryClient, (function* () {
+      onMutate: (operations: readonly BatchOperation[]) => optimistic(queryClient, operations, (function* () {
         for (const operation of operations) yield operationChange(queryClient, operation);
       })()),
-      onError: (error: unknown, _operations: readonly BatchOperation[], kept: Rollback | undefined) => rollback(queryClient, error, kept),
+      onError: rollback(queryClient),
       onSuccess: () => settle(shared, queryClient),
     }),
   };
@@ -135,7 +139,10 @@ function follow(shared: Shared, queryClient: QueryClient, { onError, ...filter }
   const recent: PlantChange[] = [];
   const refetch = () =>
     queryClient.invalidateQueries({
-      predicate: ({ queryKey }) => (queryKey[0] === ROOT && queryKey[1] === 'plant') || (keyQuery(queryKey) !== undefined && covers(filter, keyQuery(queryKey) as KeyQuery)),
+      predicate: ({ queryKey }) => {
+        const query = keyQuery(queryKey);
+        return query === undefined ? queryKey[0] === ROOT && queryKey[1] === 'plant' : covers(filter, query);
+      },
     });
   // A list that a fetch replaced (read before some change already applied) gets those changes again.
   const unsubscribe = queryClient.getQueryCache().subscribe((event) => {
@@ -146,9 +153,11 @@ function follow(shared: Shared, queryClient: QueryClient, { onError, ...filter }
   void (async () => {
     let opened = false;
     for await (const change of shared.client.changes({ ...filter, signal: stop.signal })) {
-      if ((change.type === 'open' && !opened) || change.type === 'reset') void refetch();
-      opened ||= change.type === 'open';
-      if (change.type === 'open' || change.type === 'reset') continue;
+      if (change.type === 'open' || change.type === 'reset') {
+        if (!opened || change.type === 'reset') void refetch();
+        opened ||= change.type === 'open';
+        continue;
+      }
       if (recent.push(change) > KEPT_EVENTS) recent.shift();
       applyToCache(queryClient, filter, change);
     }
@@ -168,13 +177,14 @@ export function plantQueries(client: PlantStoreClient) {
     /** One page (`after` or `next` for a later one), with `total` when `count`. */
     list: (query: ListQuery = {}) => ({
       queryKey: plantKeys.list(query),
-      queryFn: ({ signal }: { signal: AbortSignal }) => client.listPlants(query, { signal }),
+      // The query function's context goes on as the call's options: the call reads its signal only.
+      queryFn: (context: { signal: AbortSignal }) => client.listPlants(query, context),
     }),
 
     /** Every page of a query as an infinite query; the first page carries `total` when `count`. */
     infiniteList: (query: PlantQuery & { count?: boolean } = {}) => ({
       queryKey: plantKeys.infiniteList(query),
-      queryFn: ({ signal, pageParam }: { signal: AbortSignal; pageParam: string | undefined }) => client.listPlants(pageParam === undefined ? query : { next: pageParam }, { signal }),
+      queryFn: (context: { signal: AbortSignal; pageParam: string | undefined }) => client.listPlants(context.pageParam === undefined ? query : { next: context.pageParam }, context),
       initialPageParam: undefined as string | undefined,
       getNextPageParam: (last: Page) => last.next,
     }),
@@ -182,7 +192,7 @@ export function plantQueries(client: PlantStoreClient) {
     /** One plant; its ETag rides on it (structural sharing would copy it away, so it is off). */
     plant: (id: bigint) => ({
       queryKey: plantKeys.plant(id),
-      queryFn: ({ signal }: { signal: AbortSignal }) => client.getPlant(id, { signal }),
+      queryFn: (context: { signal: AbortSignal }) => client.getPlant(id, context),
       structuralSharing: false,
     }),
 

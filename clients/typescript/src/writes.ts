@@ -1,7 +1,7 @@
 /**
  * The writes whose bodies the client writes by hand, so every id goes out as its exact digits (JSON.stringify
- * cannot write a bigint): PUT /plants/{id} (create or replace) and POST /plants/batch (all or nothing). No
- * Idempotency-Key is sent yet (docs/client.md, Retries).
+ * cannot write a bigint): PUT /plants/{id} (create or replace) and POST /plants/batch (all or nothing), each with
+ * its Idempotency-Key (http.ts), so both are retried like every call.
  */
 import type { Transport } from './http.js';
 import type { components } from './openapi.js';
@@ -16,8 +16,10 @@ export type PlantPatch = Schemas['PlantPatch'];
 export type PutPlant = { name: string; tag?: string };
 /** What a create or put resolves with: the id sent, with the name and tag the service stored. */
 export type CreatedPlant = { id: bigint; name: string; tag?: string };
+/** A write's options: `idempotencyKey` is sent as given on every try of the call; left out, the client makes one per call. */
+export type WriteOptions = CallOptions & { idempotencyKey?: string };
 /** `ifMatch`: replace only that version (or `*`, only an existing plant); `ifNoneMatch: '*'`: create only. Otherwise 412 41201. */
-export type PutOptions = CallOptions & { ifMatch?: string; ifNoneMatch?: '*' };
+export type PutOptions = WriteOptions & { ifMatch?: string; ifNoneMatch?: '*' };
 /** The plant as stored (its ETag in `plant.etag`), and whether the put created it (201) or replaced it (200). */
 export type PutResult = { plant: Versioned<CreatedPlant>; created: boolean };
 
@@ -89,22 +91,23 @@ export function writeCalls({ base, send }: Transport) {
      * Creates the plant under `id` (201) or replaces its name and tag (200; a `tag` left out is removed). With
      * `ifMatch` or `ifNoneMatch: '*'` a plant in the other state answers 412 41201 and nothing changes.
      */
-    async putPlant(id: bigint, plant: PutPlant, { ifMatch, ifNoneMatch, signal }: PutOptions = {}): Promise<PutResult> {
+    async putPlant(id: bigint, plant: PutPlant, options: PutOptions = {}): Promise<PutResult> {
       const exact = toId(id);
+      const { ifNoneMatch } = options;
       const headers = ifNoneMatch === undefined ? undefined : { 'If-None-Match': ifNoneMatch };
-      const response = await send('PUT', `${base}/plants/${exact}`, { body: plantJson({ name: plant.name, tag: plant.tag }), ifMatch, headers, signal });
+      const response = await send('PUT', `${base}/plants/${exact}`, { ...options, body: plantJson({ name: plant.name, tag: plant.tag }), headers });
       const stored = parseJson(await readText(response), response) as PutPlant;
       return { plant: created(exact, stored, response.headers.get('ETag')), created: response.status === 201 };
     },
 
     /**
      * Every operation applied in order in one commit, resolving with one result per operation; or none, rejecting
-     * with the first failed operation's PlantStoreError, whose `operation` is its index. Not sent again after a
-     * network error: the batch may have been applied (docs/client.md, Retries).
+     * with the first failed operation's PlantStoreError, whose `operation` is its index. Retried like every write:
+     * its key makes a try after a lost answer get that answer, never a second application.
      */
-    async batch<const T extends readonly BatchOperation[]>(operations: T, { signal }: CallOptions = {}): Promise<BatchResults<T>> {
+    async batch<const T extends readonly BatchOperation[]>(operations: T, options: WriteOptions = {}): Promise<BatchResults<T>> {
       const body = `{"operations":[${operations.map(operationJson).join(',')}]}`;
-      const response = await send('POST', `${base}/plants/batch`, { body, signal, once: true });
+      const response = await send('POST', `${base}/plants/batch`, { ...options, body });
       const results = (parseJson(await readText(response), response) as { results?: unknown } | null)?.results;
       if (!Array.isArray(results) || results.length !== operations.length) throw protocolError(response, 'the answer is not one result per operation');
       return operations.map((operation, index) => toResult(operation, results[index] as RawResult, response)) as BatchResults<T>;
