@@ -29,7 +29,7 @@ const REASONS: Record<number, string> = { 404: 'it was deleted elsewhere', 412: 
 
 /**
  * What a failed batch did. A 4xx from the service is an answer: nothing was applied. Anything else (no answer, a
- * 5xx, an answer that is not the results) leaves it unknown, and the client does not send a batch again.
+ * 5xx, an answer that is not the results) after the client's own retries with the batch's key leaves it unknown.
  */
 function failure(error: unknown, sent: readonly Picked[]): { said: Said; failed?: Picked } {
   const answered = error instanceof PlantStoreError && error.code !== 0 && error.status >= 400 && error.status < 500;
