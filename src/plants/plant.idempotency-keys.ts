@@ -82,6 +82,11 @@ export function keepAnswerSqlite(db: Db): SqliteKeys {
  * keys the other holds wait in turn rather than deadlock.
  */
 export async function claimKeysPostgres(client: Queryable, keeps: readonly KeepAnswer[]): Promise<Set<number>> {
+  // One claim per key: a key twice in one statement would fail it whole. This process's in-flight set keeps a key
+  // out of a second request while its first is open, so a repeat is taken, as it would be in a later commit.
+  const slot = (keep: KeepAnswer) => `${keep.caller}\n${keep.key}`;
+  const firsts = new Map(keeps.toReversed().map((keep) => [slot(keep), keep]));
+  const unique = [...firsts.values()];
   const { rows } = await client.query<{ caller: string; key: string }>({
     name: 'idempotency_keys_claim',
     text: `INSERT INTO idempotency_keys (caller, key, fingerprint, status, expires_at)
@@ -89,10 +94,10 @@ SELECT c, k, f, 0, to_timestamp(x / 1000.0) FROM unnest($1::text[], $2::text[], 
 ON CONFLICT (caller, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = 0, etag = NULL, location = NULL, body = NULL, expires_at = excluded.expires_at
 WHERE idempotency_keys.expires_at <= now()
 RETURNING caller, key`,
-    values: [keeps.map((keep) => keep.caller), keeps.map((keep) => keep.key), keeps.map((keep) => keep.fingerprint), keeps.map((keep) => keep.expiresAt)],
+    values: [unique.map((keep) => keep.caller), unique.map((keep) => keep.key), unique.map((keep) => keep.fingerprint), unique.map((keep) => keep.expiresAt)],
   });
   const claimed = new Set(rows.map((row) => `${row.caller}\n${row.key}`));
-  return new Set(keeps.flatMap((keep, index) => (claimed.has(`${keep.caller}\n${keep.key}`) ? [] : [index])));
+  return new Set(keeps.flatMap((keep, index) => (claimed.has(slot(keep)) && firsts.get(slot(keep)) === keep ? [] : [index])));
 }
 
 /**
