@@ -17,7 +17,7 @@ import { BATCH_ALLOW, EVENTS_ALLOW, PLANT_ALLOW, PLANTS_ALLOW, plantRoutes } fro
 import { newPlantSchema, plantIdSchema, plantPatchSchema, plantSchema, putPlantSchema, storedPlantSchema } from './plant.schemas';
 import { PlantService } from './plant.service';
 import { plantWebhooks } from './plant.webhooks-openapi';
-import { idempotent, pruneExpiredKeys } from './plant.idempotency';
+import { idempotent, pruneExpiredKeys, replayTakenKey } from './plant.idempotency';
 import { postgresIdempotencyKeys, sqliteIdempotencyKeys, type IdempotencyKeys } from './plant.idempotency-keys';
 import type { Part } from '../lifecycle';
 import type { Logger } from '../logger';
@@ -37,7 +37,7 @@ function partsOver(plants: PlantRepository & PlantEventLog, feed: PlantFeed, key
     repository: plants,
     routes: (app, kit) => {
       const controller = new PlantController(new PlantService(plants), feed, (req) => kit.grants(req, READ), kit.leaseOf, kit.charge);
-      plantRoutes(app, controller, kit, idempotent({ keys, ttlMs, callerOf: kit.callerOf, logger: context.logger }));
+      plantRoutes(app, controller, kit, { idempotent: idempotent({ keys, ttlMs, callerOf: kit.callerOf, logger: context.logger }), taken: replayTakenKey(keys) });
     },
     background: [
       // Change streams end at once: their clients reconnect to another replica, and none holds the drain.

@@ -3,15 +3,17 @@
  * Location, body) stored under the caller and key (plant.idempotency-keys.ts); a later request with the same key
  * and the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing.
  * The same key with another request is a 422, and while its first request is in flight in this process a 409.
+ * Across processes the store decides: it applies a keyed write only under a key it finds free in the write's own
+ * transaction, and otherwise fails it with IdempotencyKeyTaken, answered by replayTakenKey.
  * A failed request (4xx, 5xx) stores nothing, so it may be retried with the same key.
  */
 import { createHash } from 'node:crypto';
-import type { Request, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../errors';
 import { sendJson } from '../http/output';
 import type { Logger } from '../logger';
 import { localsOf } from '../request-locals';
-import type { IdempotencyKeys, StoredAnswer } from './plant.idempotency-keys';
+import { IdempotencyKeyTaken, type IdempotencyKeys, type StoredAnswer } from './plant.idempotency-keys';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -44,6 +46,14 @@ function replay(res: Response, answer: StoredAnswer): void {
   if (answer.location !== undefined) res.setHeader('Location', answer.location);
   if (answer.body === undefined) res.end();
   else sendJson(res, answer.body);
+}
+
+/** A request whose key holds an answer: that answer again, or the 422 when the key came with another request. */
+function answerStored(res: Response, stored: StoredAnswer, fingerprint: string): void {
+  if (stored.fingerprint !== fingerprint) {
+    throw new AppError('idempotency_key_reused', `${IDEMPOTENCY_HEADER}: this key was used for another request (method, path or body); use a new key for a new request.`);
+  }
+  replay(res, stored);
 }
 
 const textOf = (chunk: unknown): string | undefined =>
@@ -103,10 +113,7 @@ export function idempotent({ keys, ttlMs, callerOf, logger }: IdempotencyOptions
     }
     if (stored !== undefined) {
       release();
-      if (stored.fingerprint !== fingerprint) {
-        throw new AppError('idempotency_key_reused', `${IDEMPOTENCY_HEADER}: this key was used for another request (method, path or body); use a new key for a new request.`);
-      }
-      replay(res, stored);
+      answerStored(res, stored, fingerprint);
       return;
     }
     const save = (answer: StoredAnswer) =>
@@ -118,6 +125,26 @@ export function idempotent({ keys, ttlMs, callerOf, logger }: IdempotencyOptions
     locals.keyed = keyed;
     storeOnEnd(res, save, keyed, release);
     next();
+  };
+}
+
+/**
+ * After the controller: a store that met the key already held by another process (a replica, or another process on
+ * the SQLite file) applied nothing and failed with IdempotencyKeyTaken. That first request has committed by then,
+ * so its answer is replayed (or the 422); should it not be readable, the 409 with Retry-After stands.
+ */
+export function replayTakenKey(keys: IdempotencyKeys): ErrorRequestHandler {
+  return async (error: unknown, _req, res, next) => {
+    const { keyed } = localsOf(res);
+    if (!(error instanceof IdempotencyKeyTaken) || keyed === undefined) {
+      next(error);
+      return;
+    }
+    // The answer on its way out is the other request's: nothing to store.
+    keyed.kept = true;
+    const stored = await keys.find(keyed.caller, keyed.key, Date.now());
+    if (stored === undefined) next(error);
+    else answerStored(res, stored, keyed.fingerprint);
   };
 }
 

@@ -9,7 +9,7 @@ import type { BatchOutcome, ChangeContext, FoundPlant, PlantRepository, PlantsPa
 import { GroupCommit, type Queued } from '../db/group-commit';
 import { plantJson, plantsJson } from './plant.json';
 import { fillSearchKeysPostgres } from './plant.search-keys';
-import { keepAnswersPostgres } from './plant.idempotency-keys';
+import { claimKeysPostgres, finishKeysPostgres, IdempotencyKeyTaken } from './plant.idempotency-keys';
 import { applyWrites, type Applied, type AppliedBatch, type AppliedUnit, type BatchWrite } from './plant.write.postgres';
 import type { ChangeOutboxRows } from '../change-outbox';
 import type { PlantListQuery } from './plant.list-query';
@@ -162,7 +162,11 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
         const seconds = (performance.now() - started) / 1000;
         this.observer.committed(batch.length, seconds);
         this.logger.debug({ rows: batch.length, ms: Math.round(seconds * 100_000) / 100 }, 'group commit');
-        batch.forEach((queued, index) => queued.resolve(applied[index] as Applied | AppliedUnit));
+        batch.forEach((queued, index) => {
+          const result = applied[index];
+          if (result === undefined) queued.reject(new IdempotencyKeyTaken());
+          else queued.resolve(result);
+        });
         if (changed > 0) {
           this.outbox?.wake(changed);
           for (const wake of this.listeners) wake();
@@ -182,27 +186,32 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
   /**
    * One batch on the pool: its write is one statement, so one transaction that holds the counter only inside
    * PostgreSQL. A batch that holds a write sent with Idempotency-Key is a transaction of its own on one
-   * connection instead: the write, then its answers (rendered once the write's positions are known), then COMMIT,
-   * so the answer commits with the write or not at all (docs/decisions/api.md).
+   * connection instead: its keys claimed first, then the writes whose keys were free, then their answers
+   * (rendered once the write's positions are known), then COMMIT, so the answer commits with the write or not at
+   * all. A write whose key is taken is left out (undefined) while the rest of the batch commits (docs/decisions/api.md).
    */
-  private async transaction(batch: BatchWrite[]): Promise<AppliedBatch> {
+  private async transaction(batch: BatchWrite[]): Promise<{ applied: (Applied | AppliedUnit | undefined)[]; changed: number }> {
     if (!this.ready) throw notMigrated();
     if (batch.every((entry) => entry.keep === undefined)) return applyWrites(this.pool, batch, Date.now(), this.outbox);
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
-      const done = await applyWrites(client, batch, Date.now(), this.outbox);
+      const keyed = batch.flatMap((entry, index) => (entry.keep === undefined ? [] : [{ keep: entry.keep, index }]));
+      const taken = new Set([...(await claimKeysPostgres(client, keyed.map(({ keep }) => keep)))].map((at) => (keyed[at] as { index: number }).index));
+      const open = batch.filter((_, index) => !taken.has(index));
+      const done: AppliedBatch = open.length === 0 ? { applied: [], changed: 0 } : await applyWrites(client, open, Date.now(), this.outbox);
+      const results = done.applied.values();
+      const applied = batch.map((_, index) => (taken.has(index) ? undefined : (results.next().value as Applied | AppliedUnit)));
       const kept = batch.flatMap((entry, index) => {
-        const applied = done.applied[index];
-        if (entry.keep === undefined) return [];
-        const outcome = 'write' in entry ? answerOf((applied as Applied).decision, (applied as Applied).pos) : unitOutcome(applied as AppliedUnit);
+        const result = applied[index];
+        if (entry.keep === undefined || result === undefined) return [];
+        const outcome = 'write' in entry ? answerOf((result as Applied).decision, (result as Applied).pos) : unitOutcome(result as AppliedUnit);
         return [{ keep: entry.keep, outcome }];
       });
-      const keys = keepAnswersPostgres(kept);
-      if (keys !== undefined) await client.query({ name: 'idempotency_keys_keep', ...keys });
+      if (kept.length > 0) await finishKeysPostgres(client, kept);
       await client.query('COMMIT');
-      return done;
+      return { applied, changed: done.changed };
     } catch (error) {
       await client.query('ROLLBACK').catch((rollback: unknown) => {
         broken = rollback instanceof Error ? rollback : new Error(String(rollback));

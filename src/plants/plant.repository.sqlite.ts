@@ -11,7 +11,7 @@ import type { ChangeEvent, ChangeSignal, EventBounds, PlantEventLog } from './pl
 import { SqliteEventLog } from './plant.events.sqlite';
 import { plantJsonSqlite } from './plant.json';
 import { fillSearchKeysSqlite } from './plant.search-keys';
-import { keepAnswerSqlite } from './plant.idempotency-keys';
+import { IdempotencyKeyTaken, keepAnswerSqlite } from './plant.idempotency-keys';
 import { PlantWriter } from './plant.writer';
 import type { BatchOutcome, ChangeContext, FoundPlant, KeepAnswer, PlantRepository, PlantsPage, WriteOutcome } from './plant.repository';
 import type { PlantListQuery } from './plant.list-query';
@@ -87,11 +87,11 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
     const positions = this.positions;
     // A nested transaction is a savepoint: a write that throws takes its event (and its position) back with it.
     const apply = sqliteChangeApplier(db, this.events, positions, outbox);
-    const keepRow = keepAnswerSqlite(db);
+    const keys = keepAnswerSqlite(db);
     // A keyed write's answer is kept in its savepoint: a row that cannot be written takes the write back with it.
     const applyOne = db.transaction((write: ChangeWrite & { keep?: KeepAnswer }, at: number) => {
       const outcome = apply(write, at);
-      if (write.keep !== undefined) keepRow(write.keep, outcome);
+      if (write.keep !== undefined) keys.keep(write.keep, outcome);
       return outcome;
     });
     // A batch is one savepoint: its first failed write throws, which undoes its earlier writes, events and webhook rows.
@@ -103,7 +103,7 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
         results.push(result);
       }
       const outcome: BatchOutcome = { outcome: 'applied', results };
-      if (unit.keep !== undefined) keepRow(unit.keep, outcome);
+      if (unit.keep !== undefined) keys.keep(unit.keep, outcome);
       return outcome;
     });
     this.commitBatch = db.transaction((batch: Batch) => {
@@ -111,6 +111,8 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
       positions.last = this.events.lastWritten();
       const at = Date.now();
       return batch.map(({ op }) => {
+        // Another process on the file committed this key since this one looked: its write is not applied again.
+        if (op.keep !== undefined && keys.taken(op.keep)) return new IdempotencyKeyTaken();
         const before = positions.last;
         try {
           return 'writes' in op ? applyUnit(op, at) : applyOne(op, at);

@@ -1,4 +1,4 @@
-import type { Express, RequestHandler } from 'express';
+import type { ErrorRequestHandler, Express, RequestHandler } from 'express';
 import type { RouteKit } from '../resource';
 import type { PlantController } from './plant.controller';
 
@@ -13,9 +13,15 @@ const MALFORMED_CANDIDATE = /^\/plants\/[^/]*%[^/]*\/?$/i;
 
 // Registered on the app itself, not a sub-router: a router adds a matching pass to every request.
 // Express answers HEAD with the GET route, headers and no body.
-// `idempotent` (Idempotency-Key) runs after the body is read: its bytes are part of what makes two requests the same.
-export function plantRoutes(app: Express, controller: PlantController, { readBody, readBatchBody, methodNotAllowed }: RouteKit, idempotent: RequestHandler): void {
-  app.post('/plants', readBody, idempotent, controller.create);
+// `idempotent` (Idempotency-Key) runs after the body is read: its bytes are part of what makes two requests the same;
+// `taken` after the controller, for a write whose key another process holds.
+export function plantRoutes(
+  app: Express,
+  controller: PlantController,
+  { readBody, readBatchBody, methodNotAllowed }: RouteKit,
+  { idempotent, taken }: { idempotent: RequestHandler; taken: ErrorRequestHandler },
+): void {
+  app.post('/plants', readBody, idempotent, controller.create, taken);
   app.get('/plants', controller.list);
   app.put('/plants', controller.withoutId);
   app.patch('/plants', controller.withoutId);
@@ -27,11 +33,11 @@ export function plantRoutes(app: Express, controller: PlantController, { readBod
   // Before /plants/:id, which would read `events` and `batch` as ids.
   app.get('/plants/events', controller.events);
   app.all('/plants/events', methodNotAllowed(EVENTS_ALLOW));
-  app.post('/plants/batch', readBatchBody, idempotent, controller.batch);
+  app.post('/plants/batch', readBatchBody, idempotent, controller.batch, taken);
   app.all('/plants/batch', methodNotAllowed(BATCH_ALLOW));
   app.get('/plants/:id', controller.get);
-  app.put('/plants/:id', readBody, idempotent, controller.put);
-  app.patch('/plants/:id', readBody, idempotent, controller.update);
-  app.delete('/plants/:id', idempotent, controller.delete);
+  app.put('/plants/:id', readBody, idempotent, controller.put, taken);
+  app.patch('/plants/:id', readBody, idempotent, controller.update, taken);
+  app.delete('/plants/:id', idempotent, controller.delete, taken);
   app.all('/plants/:id', methodNotAllowed(PLANT_ALLOW));
 }

@@ -82,6 +82,20 @@ describe('Idempotency-Key stored in the write transaction', () => {
     expect(keyRow(keep.caller, keep.key)).toBeUndefined();
   });
 
+  it('when two writes with one key reach one group commit, then the first applies, the second is taken and writes nothing, and the rest of the group commits', async () => {
+    const first = { id: BigInt(uniqueId()), name: 'First with the key' };
+    const second = { id: BigInt(uniqueId()), name: 'Second with the key' };
+    const unkeyed = { id: BigInt(uniqueId()), name: 'Without a key' };
+    const keep = keyOf(createAnswer);
+
+    // Submitted in one event-loop turn: one group commit (the HTTP step keeps a second request with the key out; a store must not rely on it).
+    const outcomes = await Promise.allSettled([repository.create(first, { keep }), repository.create(second, { keep: { ...keep } }), repository.create(unkeyed)]);
+
+    expect(outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value.outcome : (outcome.reason as { reason?: string }).reason))).toEqual(['created', 'idempotency_key_in_use', 'created']);
+    expect([first, second, unkeyed].map((plant) => stored(plant.id))).toEqual([true, false, true]);
+    expect(keyRow(keep.caller, keep.key)?.body).toBe('{"name":"First with the key"}');
+  });
+
   it('when a keyed batch commits through HTTP, then the key row holds its answer byte for byte as sent', async () => {
     const key = `key-${uniqueId()}`;
     const plant = aNewPlant();

@@ -1,6 +1,7 @@
 import http from 'node:http';
 
-export type RawResponse = { status: number; headers: http.IncomingHttpHeaders; body: unknown };
+/** `text`: the body's bytes as UTF-8, for comparing answers byte for byte; `body`: the same parsed as JSON. */
+export type RawResponse = { status: number; headers: http.IncomingHttpHeaders; body: unknown; text: string };
 
 /** One request with exactly these headers and bytes: no client adds a Content-Type or re-encodes the body. */
 export function rawRequest(
@@ -13,7 +14,7 @@ export function rawRequest(
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) });
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, body: text === '' ? undefined : JSON.parse(text), text });
       });
     });
     request.on('error', reject);
