@@ -11,7 +11,7 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      parserOptions: { projectService: { allowDefaultProject: ['eslint.config.mjs', 'eslint.layers.mjs', 'tests/helpers/client-transform.cjs'] }, tsconfigRootDir: import.meta.dirname },
+      parserOptions: { projectService: { allowDefaultProject: ['eslint.config.mjs', 'eslint.layers.mjs', 'tests/helpers/client-transform.cjs', 'bench/*.cjs'] }, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
@@ -61,11 +61,11 @@ export default tseslint.config(
     },
   },
   { files: ['eslint.config.mjs', 'eslint.layers.mjs'], ...tseslint.configs.disableTypeChecked },
-  // Plain JavaScript run by node itself (the client's type generator, a jest transform): no type information.
+  // Plain JavaScript run by node itself (the client's type generator, a jest transform, bench tools): no type information.
   {
-    files: ['clients/typescript/scripts/*.mjs', 'tests/helpers/*.cjs'],
+    files: ['clients/typescript/scripts/*.mjs', 'tests/helpers/*.cjs', 'bench/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
-    languageOptions: { globals: { process: 'readonly', fetch: 'readonly', URL: 'readonly', require: 'readonly', module: 'writable' } },
+    languageOptions: { globals: { process: 'readonly', fetch: 'readonly', URL: 'readonly', require: 'readonly', module: 'writable', __dirname: 'readonly', console: 'readonly', performance: 'readonly' } },
     rules: { ...tseslint.configs.disableTypeChecked.rules, '@typescript-eslint/no-require-imports': 'off' },
   },
 );

@@ -4,7 +4,7 @@
  * read in one snapshot. Text compares COLLATE "C" (byte order of UTF-8: code point order, as SQLite's BINARY),
  * never by the database's collation; name_key, created_at and updated_at are COLLATE "C" columns, name is not.
  * q is strpos() on name_key: a plain substring; from 3 code points an escaped LIKE beside it lets the trigram
- * index narrow the rows first. SQL only.
+ * index narrow the rows, asked only when a probe of the order's first rows does not fill the page. SQL only.
  */
 import { selectMembers, type MemberColumns } from './plant.members';
 import { isIdSort, type PlantListQuery } from './plant.list-query';
@@ -26,34 +26,72 @@ type Shape = { order: Order; idSort: boolean; tag: boolean; search: boolean; tri
 // The trigram index (migrations/postgres/011) serves a LIKE of 3 or more characters; shorter ones have no trigram.
 const TRIGRAM = 3;
 const likeOf = (search: string): string => `%${search.replace(/[\\%_]/g, (character) => `\\${character}`)}%`;
+// A search's probe: the first rows of the order it reads before it asks the trigram index (docs/decisions/api.md,
+// "The search index"). A q that at least one in PROBE_ROWS / 101 plants matches fills a default page from them.
+export const PROBE_ROWS = 10_000;
 
-/** The statement for a shape, its parameters numbered in the order `values` pushes them. */
-function listSql(shape: Shape): string {
+/** A statement's pieces, its parameters numbered in the order `listStatement` pushes the values. */
+type Parts = { tag?: string; search?: string; like?: string; start?: string; startOfPage?: string; limit: string; inner: string; outer: (table: string) => string };
+
+function partsOf(shape: Shape): Parts {
   const { columns, descending } = shape.order;
   const direction = descending ? ' DESC' : '';
   let next = 0;
   const param = () => `$${(next += 1)}`;
-  const filters: string[] = [];
-  if (shape.tag) filters.push(`tag = ${param()}`);
-  if (shape.search) filters.push(`strpos(name_key, ${param()}) > 0`);
+  const parts: Omit<Parts, 'limit' | 'inner' | 'outer'> = {};
+  if (shape.tag) parts.tag = `tag = ${param()}`;
+  if (shape.search) parts.search = `strpos(name_key, ${param()}) > 0`;
   // For the index only: LIKE's default escape is the backslash, and strpos above stays the exact test.
-  if (shape.trigrams) filters.push(`name_key LIKE ${param()}`);
-  const where = [...filters];
-  if (shape.idSort) where.push(`id ${descending ? '<=' : '>='} ${param()}`);
-  else if (shape.start) where.push(`(${columns.map(compared).join(', ')}) ${descending ? '<' : '>'} (${columns.map(param).join(', ')})`);
-  const limit = param();
-  const clause = (conditions: string[]) => (conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '');
+  if (shape.trigrams) parts.like = `name_key LIKE ${param()}`;
+  if (shape.idSort) parts.start = parts.startOfPage = `id ${descending ? '<=' : '>='} ${param()}`;
+  else if (shape.start) {
+    const keys = columns.map(param).join(', ');
+    const after = descending ? '<' : '>';
+    parts.start = `(${columns.map(compared).join(', ')}) ${after} (${keys})`;
+    parts.startOfPage = `(${columns.map((column) => OUTPUT[column]).join(', ')}) ${after} (${keys})`;
+  }
   // With a tag, id pages lead with tag so the plan walks plants_by_tag (tag, id) in order.
-  const inner = [...(shape.idSort && shape.tag ? ['tag'] : []), ...columns.map(compared)].map((column) => column + direction);
-  const outer = columns.map((column) => `page.${OUTPUT[column]}${direction}`);
-  const total = shape.count ? `, (SELECT count(*) FROM plants${clause(filters)}) AS total` : '';
+  const inner = [...(shape.idSort && shape.tag ? ['tag'] : []), ...columns.map(compared)].map((column) => column + direction).join(', ');
+  const outer = (table: string) => columns.map((column) => `${table}${OUTPUT[column]}${direction}`).join(', ');
+  return { ...parts, limit: param(), inner, outer };
+}
+
+const where = (conditions: (string | undefined)[]) => {
+  const present = conditions.filter((condition): condition is string => condition !== undefined);
+  return present.length > 0 ? ` WHERE ${present.join(' AND ')}` : '';
+};
+const COLUMNS = () => `id, ${selectMembers()}, name_key`;
+
+/**
+ * The page's CTEs for a q of 3 or more code points. Without a count: a probe reads the first PROBE_ROWS of the
+ * order (tag and start applied) and keeps the matches; when they fill the page, that is the page, else every
+ * match, read through the trigram index, sorted. Each side runs only when its one-time filter holds. With a count:
+ * every match is read once through the index, for the count and the page alike.
+ */
+function searchCtes(shape: Shape, parts: Parts): string {
+  const { tag, search, like, start, startOfPage, limit, inner, outer } = parts;
+  const matches = (bounded: boolean) => `matches AS MATERIALIZED (SELECT ${COLUMNS()} FROM plants${where([tag, search, like, bounded ? start : undefined])})`;
+  if (shape.count) return `${matches(false)}, page AS (SELECT * FROM matches${where([startOfPage])} ORDER BY ${outer('')} LIMIT ${limit})`;
+  const scanned = `SELECT ${COLUMNS()} FROM plants${where([tag, start])} ORDER BY ${inner} LIMIT ${PROBE_ROWS}`;
+  const probed = '(SELECT count(*) FROM probe)';
+  return (
+    `probe AS MATERIALIZED (SELECT * FROM (${scanned}) AS scanned WHERE ${search} ORDER BY ${outer('')} LIMIT ${limit}), ${matches(true)}, ` +
+    `page AS (SELECT * FROM probe WHERE ${probed} = ${limit} UNION ALL (SELECT * FROM matches WHERE ${probed} < ${limit} ORDER BY ${outer('')} LIMIT ${limit}))`
+  );
+}
+
+/** The statement for a shape. */
+function listSql(shape: Shape): string {
+  const parts = partsOf(shape);
+  const { tag, search, start, limit, inner, outer } = parts;
+  const page = shape.trigrams ? searchCtes(shape, parts) : `page AS (SELECT ${COLUMNS()} FROM plants${where([tag, search, start])} ORDER BY ${inner} LIMIT ${limit})`;
+  const total = !shape.count ? '' : shape.trigrams ? ', (SELECT count(*) FROM matches) AS total' : `, (SELECT count(*) FROM plants${where([tag, search])}) AS total`;
   // One row left-joined to the page, so the position (and count) come even when the page is empty; each is a
   // subquery evaluated once. Not the counter table itself in the join: without statistics on it the planner
   // estimated millions of rows, and the cost set off JIT compilation (300 ms a page).
   return (
-    `WITH page AS (SELECT id, ${selectMembers()}, name_key FROM plants${clause(where)} ORDER BY ${inner.join(', ')} LIMIT ${limit}) ` +
-    `SELECT (SELECT last_pos FROM plant_event_counter) AS position${total}, page.* FROM (VALUES (1)) AS one (n) ` +
-    `LEFT JOIN page ON true ORDER BY ${outer.join(', ')}`
+    `WITH ${page} SELECT (SELECT last_pos FROM plant_event_counter) AS position${total}, page.* FROM (VALUES (1)) AS one (n) ` +
+    `LEFT JOIN page ON true ORDER BY ${outer('page.')}`
   );
 }
 
