@@ -29,6 +29,8 @@ const SELECTIVE = 'monstera deliciosa';
 // BENCH_FIND_PARTS=reads,creates,live: some of the parts (all by default), on both stores.
 const PARTS = new Set((process.env.BENCH_FIND_PARTS ?? 'reads,creates,live').split(',').map((part) => part.trim()));
 const DEEP_WALK_PAGES = Number(process.env.BENCH_FIND_DEEP_PAGES ?? 300);
+// BENCH_FIND_STORES=sqlite or postgresql: one store only (both by default).
+const STORES = new Set((process.env.BENCH_FIND_STORES ?? 'sqlite,postgresql').toLowerCase().split(',').map((store) => store.trim()));
 
 type Row = { row: string; value: string; aa: string; target: string; met: string };
 const na = (row: string, target: string, why: string): Row => ({ row, value: `n/a: ${why}`, aa: '', target, met: 'not measured' });
@@ -137,6 +139,7 @@ export async function findSection(): Promise<SectionResult> {
     ['SQLite', seedSqlite],
     ['PostgreSQL', seedPostgres],
   ] as const) {
+    if (!STORES.has(store.toLowerCase())) continue;
     console.error(`find ${store}: seeding ${STORED.toLocaleString('en')} plants…`);
     const seeded = await seed();
     try {

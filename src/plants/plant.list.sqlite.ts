@@ -2,8 +2,9 @@
  * GET /plants on SQLite: one statement per shape of query (sort, tag, q, a start or none), prepared on first use;
  * the page, the count and the feed position read in one read transaction, so all three are one snapshot. Text
  * compares by SQLite's BINARY collation: memcmp of UTF-8, code point order. q is instr() on name_key: a plain
- * substring, with no LIKE pattern characters to escape; from 3 code points the search index narrows it first.
- * SQL only.
+ * substring, with no LIKE pattern characters to escape. No search index: q scans, in the order's index, the
+ * narrowest entries that hold name_key (migrations/sqlite/011: the covering plants_by_name for the name order,
+ * plants_by_id_key for the id order and a count). SQL only.
  */
 import type Database from 'better-sqlite3';
 import type { Db } from '../db/database.sqlite';
@@ -34,9 +35,14 @@ function pageSql(shape: Shape): string {
   if (byId) where.push(descending ? 'id <= ?' : 'id >= ?');
   else if (shape.start) where.push(`(${columns.join(', ')}) ${descending ? '<' : '>'} (${columns.map(() => '?').join(', ')})`);
   const direction = descending ? ' DESC' : '';
+  const conditions = ` WHERE ${where.join(' AND ')}`;
+  // A q in id order without a tag: the page's ids from the narrow plants_by_id_key (a co-routine the planner walks
+  // in id order), then only their rows. Read from the table, the scan would decode every row it passes.
+  if (byId && shape.search && !shape.tag) {
+    return `SELECT ${PLANT_JSON} FROM (SELECT id AS match_id FROM plants${conditions} ORDER BY id${direction} LIMIT ?) JOIN plants ON plants.id = match_id ORDER BY match_id${direction}`;
+  }
   const select = byId ? PLANT_JSON : `${PLANT_JSON}, name_key`;
-  const conditions = where.length > 0 ? ` WHERE ${where.join(' AND ')}` : '';
-  return `SELECT ${select} FROM plants${conditions} ORDER BY ${columns.map((column) => column + direction).join(', ')} LIMIT ?`;
+  return `SELECT ${select} FROM plants${where.length > 0 ? conditions : ''} ORDER BY ${columns.map((column) => column + direction).join(', ')} LIMIT ?`;
 }
 
 export class SqlitePlantList {
