@@ -137,7 +137,13 @@ export async function start(target: Target, databaseUrl: string, env: Record<str
   });
   closeSync(log);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await Promise.race([waitReady(port, runtime.readyWithinMs), exited.then(() => Promise.reject(new Error(`${labelOf(target)} exited before it was ready`)))]);
+  try {
+    await Promise.race([waitReady(port, runtime.readyWithinMs), exited.then(() => Promise.reject(new Error(`${labelOf(target)} exited before it was ready`)))]);
+  } catch (error) {
+    // A target that never got ready is stopped here: nobody else holds its pid (a valgrind run would outlive the bench).
+    child.kill('SIGKILL');
+    throw error;
+  }
   return {
     child,
     port,

@@ -3,12 +3,12 @@
 // keys (IDEMPOTENCY_TTL=1s: a batch of 1,000 every second) against the same creates on the store without keys.
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
+import type { Row } from './writes.verdict';
 import { alternate, f0, failures, freshStore, measure, throughputRatio, type Figures } from './lib';
 
 export const KEYS = Number(process.env.BENCH_WRITES_KEYS ?? 1_000_000);
 const PRUNE_ENV = { env: { IDEMPOTENCY_TTL: '1s' } };
 
-type Row = { row: string; value: string; aa: string; target: string; met: string };
 
 const hex = (n: number): string => n.toString(16).padStart(64, '0');
 

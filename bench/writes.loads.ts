@@ -41,8 +41,11 @@ export const putRequests = (): autocannon.Request[] => [
 ];
 
 let keys = 0;
-/** POST /plants with new ids and a new Idempotency-Key each: the first request of every key, stored. */
-export const keyedCreateRequests = (): autocannon.Request[] => [
+/**
+ * POST /plants with new ids, one create in `every` with a new Idempotency-Key (the first request of its key, so
+ * stored), the others without.
+ */
+export const keyedCreateRequests = (every = 1): autocannon.Request[] => [
   {
     method: 'POST',
     path: '/plants',
@@ -50,6 +53,7 @@ export const keyedCreateRequests = (): autocannon.Request[] => [
     setupRequest: (request) => {
       keys += 1;
       const id = newId();
+      if (keys % every !== 0) return { ...request, body: plantOf(id) };
       return { ...request, headers: { ...JSON_WRITE, 'idempotency-key': `bench-${process.pid}-${keys}-${id}` }, body: plantOf(id) };
     },
   },

@@ -2,8 +2,9 @@
 // request (plants per second, the batch's p99), and a replay of an Idempotency-Key against a read by id, each in
 // alternating rounds on one running server with its A/A; PUT replacing stored plants and a create with an
 // Idempotency-Key against a plain create, in instructions under callgrind (bench/instructions.section.ts), with
-// the plain create counted twice for the A/A. BENCH_WRITES_PARTS=throughput,instructions,keys runs some of the
-// parts (keys, the idempotency table at 1,000,000 keys, bench/writes.keys.ts, only when named).
+// the plain create counted twice for the A/A; on PostgreSQL the same writes by throughput and CPU per plant
+// (bench/writes.postgres.ts). BENCH_WRITES_PARTS=throughput,instructions,postgres,keys runs some of the parts
+// (keys, the idempotency table at 1,000,000 keys, bench/writes.keys.ts, only when named).
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import type autocannon from 'autocannon';
@@ -11,10 +12,12 @@ import { storeOfPlants } from './create.section';
 import { countInstructions, type Workload } from './instructions.section';
 import { createRequests, CURRENT, f0, f1, f2, freshStore, load, median, met, newId, ROUNDS, start, type SectionResult, type Started } from './lib';
 import { keyRows } from './writes.keys';
+import { postgresRows } from './writes.postgres';
+import { verdict, type Row } from './writes.verdict';
 import { BATCH, batchRequests, keyedCreateRequests, putRequests, readRequests, replayRequests, storeAnswer, WRITES_STORED } from './writes.loads';
 
 const WRITES_SECONDS = Number(process.env.BENCH_WRITES_SECONDS ?? 3);
-const PARTS = new Set((process.env.BENCH_WRITES_PARTS ?? 'throughput,instructions').split(',').map((part) => part.trim()));
+const PARTS = new Set((process.env.BENCH_WRITES_PARTS ?? 'throughput,instructions,postgres').split(',').map((part) => part.trim()));
 const BATCH_CONNECTIONS = 2;
 const SINGLE_CONNECTIONS = 50;
 const READ_CONNECTIONS = 20;
@@ -24,13 +27,6 @@ const COUNTED = 1_000;
 
 type Run = { rps: number; p50: number; p99: number; failed: number };
 type Spec = { requests: () => autocannon.Request[]; connections: number };
-type Row = { row: string; value: string; aa: string; target: string; met: string };
-
-/** Met, missed, or not decided: a ratio whose distance from its target is within the A/A's distance from 1. */
-export function verdict(ratio: number, target: number, atLeast: boolean, aa: number): string {
-  if (Math.abs(ratio / target - 1) <= Math.abs(aa - 1)) return 'not decided (within the A/A)';
-  return (atLeast ? ratio >= target : ratio <= target) ? 'yes' : 'no';
-}
 
 /** Each load ROUNDS times on one running server, each round in the reverse order of the last, 1 s warm-up each. */
 async function rounds<K extends string>(server: Started, specs: Record<K, Spec>, label: string): Promise<Record<K, Run[]>> {
@@ -140,7 +136,9 @@ async function instructionRows(stored: string): Promise<{ rows: Row[]; failed: n
     keyed: { name: 'writes keyed create', store: stored, requests: keyedCreateRequests },
   };
   // All four at once on both cores: each meets the same conditions (a create's count moves with its arrival rate).
-  const settled = await Promise.allSettled(Object.entries(workloads).map(([name, workload]) => countInstructions(`writes-${name}`, CURRENT, workload, WARMUP, COUNTED)));
+  // Four servers under valgrind on two shared cores: a start may take many minutes, which the count does not see.
+  const runtime = { ...CURRENT, readyWithinMs: 1_800_000 };
+  const settled = await Promise.allSettled(Object.entries(workloads).map(([name, workload]) => countInstructions(`writes-${name}`, runtime, workload, WARMUP, COUNTED)));
   const counts = settled.map((result) => {
     if (result.status === 'rejected') throw result.reason;
     return result.value;
@@ -168,6 +166,13 @@ async function instructionRows(stored: string): Promise<{ rows: Row[]; failed: n
   return { rows, failed: counts.reduce((sum, count) => sum + count.failed, 0) };
 }
 
+const table = (rows: Row[]): string[] => [
+  '| row | value | A/A | target | met |',
+  '|---|---|---|---|---|',
+  ...rows.map((row) => `| ${row.row} | ${row.value} | ${row.aa} | ${row.target} | ${row.met} |`),
+  '',
+];
+
 export async function writesSection(): Promise<SectionResult> {
   const began = performance.now();
   const loadBefore = (os.loadavg()[0] ?? 0).toFixed(1);
@@ -177,15 +182,16 @@ export async function writesSection(): Promise<SectionResult> {
     ...(PARTS.has('instructions') ? [await instructionRows(stored)] : []),
     ...(PARTS.has('keys') ? [await keyRows(stored)] : []),
   ];
+  const postgres = PARTS.has('postgres') ? await postgresRows() : undefined;
   const rows = parts.flatMap((part) => part.rows);
-  const failed = parts.reduce((sum, part) => sum + part.failed, 0);
+  const failed = [...parts, ...(postgres === undefined ? [] : [postgres])].reduce((sum, part) => sum + part.failed, 0);
   const lines = [
     `### Writes on SQLite: ${ROUNDS} alternating rounds of ${WRITES_SECONDS} s after 1 s warm-up each on one server; instructions under callgrind, ${WARMUP} requests to warm up, ${COUNTED} counted, 20 connections, on a store of ${WRITES_STORED.toLocaleString('en')} plants`,
     '',
-    '| row | value | A/A | target | met |',
-    '|---|---|---|---|---|',
-    ...rows.map((row) => `| ${row.row} | ${row.value} | ${row.aa} | ${row.target} | ${row.met} |`),
-    '',
+    ...table(rows),
+    ...(postgres === undefined
+      ? []
+      : [`### Writes on PostgreSQL: ${ROUNDS} alternating rounds on one service and a fresh database; plants per second and CPU per plant (the service and the database's backends, from /proc)`, '', ...table(postgres.rows)]),
     `Requests not answered 2xx: ${failed}. Section run time: ${f0((performance.now() - began) / 1000)} s; load average ${loadBefore} at its start, ${(os.loadavg()[0] ?? 0).toFixed(1)} at its end.`,
     '',
   ];

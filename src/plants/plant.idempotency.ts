@@ -7,7 +7,7 @@
  * transaction, and otherwise fails it with IdempotencyKeyTaken, answered by replayTakenKey.
  * A failed request (4xx, 5xx) stores nothing, so it may be retried with the same key.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { AppError } from '../errors';
 import { sendJson } from '../http/output';
@@ -30,12 +30,14 @@ function keyOf(req: Request): string | undefined {
   throw new AppError('invalid_idempotency_key', `${IDEMPOTENCY_HEADER}: ${message}`);
 }
 
-/** What makes two requests the same: method, path with query, and the body's bytes. */
+/**
+ * What makes two requests the same: the SHA-256 of method, path with query, and the body's bytes. One-shot
+ * `hash`: no Hash stream object per request; the bytes hashed are the same, so stored fingerprints still match.
+ */
 function fingerprintOf(req: Request, res: Response): string {
-  const hash = createHash('sha256').update(`${req.method} ${req.originalUrl}\n`);
+  const head = `${req.method} ${req.originalUrl}\n`;
   const raw = localsOf(res).rawBody;
-  if (raw !== undefined) hash.update(raw);
-  return hash.digest('hex');
+  return hash('sha256', raw === undefined ? head : Buffer.concat([Buffer.from(head), raw]), 'hex');
 }
 
 function replay(res: Response, answer: StoredAnswer): void {
@@ -72,7 +74,7 @@ const headerText = (res: Response, name: string): string | undefined => {
 function storeOnEnd(res: Response, save: (answer: StoredAnswer) => Promise<void>, keyed: { fingerprint: string; kept?: boolean }, release: () => void): void {
   const end = res.end.bind(res) as (...args: unknown[]) => Response;
   res.on('close', release);
-  res.end = ((...args: unknown[]) => {
+  const keyedEnd = (...args: unknown[]) => {
     const { statusCode: status } = res;
     if (status < 200 || status > 299 || keyed.kept === true) {
       release();
@@ -85,7 +87,10 @@ function storeOnEnd(res: Response, save: (answer: StoredAnswer) => Promise<void>
       end(...args);
     });
     return res;
-  }) as Response['end'];
+  };
+  // Not `res.end = …`: that enumerable own property pushed each keyed request's objects into the old generation
+  // (docs/performance/writes.md); defined as the prototype's `end` is (not enumerable), it does not.
+  Object.defineProperty(res, 'end', { value: keyedEnd, writable: true, configurable: true, enumerable: false });
 }
 
 export function idempotent({ keys, ttlMs, callerOf, logger }: IdempotencyOptions): RequestHandler {
