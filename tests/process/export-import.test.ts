@@ -65,6 +65,7 @@ describe('plant-store export and import (SQLite)', () => {
       '008-plant-times-and-keys.sql',
       '009-plant-orders.sql',
       '010-idempotency-keys.sql',
+      '011-plant-find-indexes.sql',
     ]);
     db.close();
   });
