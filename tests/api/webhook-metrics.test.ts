@@ -77,7 +77,10 @@ describe('webhook metrics on the metrics listener', () => {
     });
 
     const statuses = await Promise.all(Array.from({ length: 3 }, async () => (await postPlant(app, aNewPlant())).status));
-    const scraped = await scrapeWhen(app, (s) => valueOf(s, 'plants_webhook_attempts_total', { outcome: 'timeout' }) === 3);
+    const scraped = await scrapeWhen(
+      app,
+      (s) => valueOf(s, 'plants_webhook_attempts_total', { outcome: 'timeout' }) === 3 && valueOf(s, 'plants_webhook_attempts_total', { outcome: 'error' }) === 3,
+    );
 
     expect(statuses).toEqual([200, 200, 200]);
     // The down subscriber is dialed once: its circuit opens and its other events wait for the probe, a second later.
