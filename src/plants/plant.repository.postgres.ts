@@ -42,7 +42,9 @@ const notMigrated = () => new AppError('store_unavailable', 'The store is not mi
  * after the other.
  */
 export class PostgresPlantRepository extends PlantWriter implements PlantRepository, PlantEventLog {
-  private readonly queue = new GroupCommit<BatchWrite, Applied | AppliedUnit>((batch) => this.commit(batch));
+  private readonly queue = new GroupCommit<BatchWrite, Applied | AppliedUnit>((batch) => this.keyedInTurn(batch));
+  /** Keyed writes that arrived while a keyed transaction was open, committed together when it ends. */
+  private keyedHeld: Queued<BatchWrite, Applied | AppliedUnit>[] | undefined;
   private ready = false;
   private readonly listeners = new Set<() => void>();
 
@@ -141,11 +143,38 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
     }
   }
 
-  private readonly commit = (batch: Queued<BatchWrite, Applied | AppliedUnit>[]): void => {
+  /**
+   * At most one keyed transaction at a time in this process: it holds the feed counter's row across round trips to
+   * the service, so concurrent ones only queue on that row inside PostgreSQL, as many small transactions, each a
+   * new version of the row. Keyed writes that arrive meanwhile wait here and commit as one group when it ends (or
+   * when its deadline passes). Writes without a key commit at once, as one statement each group.
+   */
+  private readonly keyedInTurn = (batch: Queued<BatchWrite, Applied | AppliedUnit>[]): void => {
+    if (batch.every((queued) => queued.op.keep === undefined)) return this.commit(batch);
+    if (this.keyedHeld !== undefined) {
+      this.keyedHeld.push(...batch);
+      return;
+    }
+    this.keyedHeld = [];
+    this.commit(batch, () => {
+      const held = this.keyedHeld ?? [];
+      this.keyedHeld = undefined;
+      if (held.length > 0) this.keyedInTurn(held);
+    });
+  };
+
+  private readonly commit = (batch: Queued<BatchWrite, Applied | AppliedUnit>[], ended = () => {}): void => {
     const started = performance.now();
     let settled = false;
+    let over = false;
+    const end = () => {
+      if (over) return;
+      over = true;
+      ended();
+    };
     // The whole wait (a free connection, connecting, the statements) is bounded, so no request outlives it.
     const deadline = setTimeout(() => {
+      end();
       settled = true;
       // Counted as a timeout of its own: no driver error exists yet, and the transaction may still commit.
       this.observer.failed(Object.assign(new Error('no answer within DATABASE_STATEMENT_TIMEOUT_MS'), { code: 'ETIMEDOUT' }));
@@ -158,6 +187,7 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
     this.transaction(batch.map((queued) => queued.op)).then(
       ({ applied, changed }) => {
         clearTimeout(deadline);
+        end();
         if (settled) return;
         const seconds = (performance.now() - started) / 1000;
         this.observer.committed(batch.length, seconds);
@@ -174,6 +204,7 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
       },
       (error: unknown) => {
         clearTimeout(deadline);
+        end();
         if (settled) return;
         // The driver's own error (its SQLSTATE or errno), not the 503 it becomes; a not-migrated store has none.
         this.observer.failed(error instanceof AppError && error.cause !== undefined ? error.cause : error);
