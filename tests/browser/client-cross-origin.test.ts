@@ -1,14 +1,10 @@
 import { withTimes } from '../helpers/plants';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/browser';
+import { serveClientPage } from '../helpers/client-site';
 import { describeWith } from '../helpers/optional-services';
 import { OTHER_TOKEN, startTestApp, storedPlant, TOKEN, type TestApp } from '../helpers/test-app';
 
-const CLIENT_DIST = path.resolve(__dirname, '..', '..', 'clients', 'typescript', 'dist', 'index.js');
 const BIG = 9007199254740993n;
 const LIMIT_PER_MINUTE = 40;
 
@@ -32,22 +28,14 @@ const PAGE = `<!doctype html><title>a front end on another origin</title>
 
 describeWith('chromium', 'the client alone in Chromium, on a page of another origin (CORS_ORIGINS)', (executablePath) => {
   let app: TestApp;
-  let site: http.Server;
+  let site: Awaited<ReturnType<typeof serveClientPage>> | undefined;
   let origin: string;
   let browser: Browser;
   let page: Page;
 
   beforeAll(async () => {
-    const bundle = await build({ entryPoints: [CLIENT_DIST], bundle: true, format: 'esm', platform: 'browser', write: false });
-    const script = bundle.outputFiles[0]?.text ?? '';
-    // The front end's origin: another port of 127.0.0.1, so every call to the service is cross-origin.
-    site = http.createServer((req, res) => {
-      if (req.url === '/client.js') res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(script);
-      else if (req.url === '/') res.writeHead(200, { 'Content-Type': 'text/html' }).end(PAGE);
-      else res.writeHead(404).end();
-    });
-    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    site = await serveClientPage(PAGE);
+    origin = site.origin;
     app = await startTestApp({ CORS_ORIGINS: origin, RATE_LIMIT_PER_MINUTE: String(LIMIT_PER_MINUTE) });
     browser = await launchChromium(executablePath);
   }, 60_000);
@@ -55,8 +43,7 @@ describeWith('chromium', 'the client alone in Chromium, on a page of another ori
   afterAll(async () => {
     await browser?.close();
     await app?.close();
-    site?.closeAllConnections();
-    await new Promise((resolve) => site?.close(resolve));
+    await site?.close();
   });
 
   beforeEach(async () => {

@@ -1,13 +1,9 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { build } from 'esbuild';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../helpers/browser';
+import { serveClientPage } from '../helpers/client-site';
 import { describeWith } from '../helpers/optional-services';
 import { startTestApp, storedPlant, TOKEN, type TestApp } from '../helpers/test-app';
 
-const CLIENT_DIST = path.resolve(__dirname, '..', '..', 'clients', 'typescript', 'dist', 'index.js');
 const BIG = 9007199254740993n;
 
 /** The page's own module: the built client as a browser gets it (dist/ bundled by esbuild, no shim). */
@@ -19,22 +15,14 @@ const PAGE = `<!doctype html><title>a front end on another origin</title>
 
 describeWith('chromium', 'putPlant, batch and keyed writes from Chromium, on a page of another origin (CORS_ORIGINS)', (executablePath) => {
   let app: TestApp;
-  let site: http.Server;
+  let site: Awaited<ReturnType<typeof serveClientPage>> | undefined;
   let origin: string;
   let browser: Browser;
   let page: Page;
 
   beforeAll(async () => {
-    const bundle = await build({ entryPoints: [CLIENT_DIST], bundle: true, format: 'esm', platform: 'browser', write: false });
-    const script = bundle.outputFiles[0]?.text ?? '';
-    // The front end's origin: another port of 127.0.0.1, so every call to the service is cross-origin.
-    site = http.createServer((req, res) => {
-      if (req.url === '/client.js') res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(script);
-      else if (req.url === '/') res.writeHead(200, { 'Content-Type': 'text/html' }).end(PAGE);
-      else res.writeHead(404).end();
-    });
-    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(site.address() as AddressInfo).port}`;
+    site = await serveClientPage(PAGE);
+    origin = site.origin;
     app = await startTestApp({ CORS_ORIGINS: origin });
     browser = await launchChromium(executablePath);
     page = await browser.newPage();
@@ -45,8 +33,7 @@ describeWith('chromium', 'putPlant, batch and keyed writes from Chromium, on a p
   afterAll(async () => {
     await browser?.close();
     await app?.close();
-    site?.closeAllConnections();
-    await new Promise((resolve) => site?.close(resolve));
+    await site?.close();
   });
 
   /** Runs page-side code (text: this project's TypeScript has no DOM types) with `client` made on the service's URL. */
