@@ -2,9 +2,9 @@
 // service and PostgreSQL's backends, which callgrind on the service does not see, so each load is measured by
 // creates per second and CPU per plant created (the service's process and the database's backends, from /proc),
 // in alternating rounds on one running service with the unkeyed creates measured twice for the A/A. The loads:
-// creates without a key, with a new Idempotency-Key each, with a key on one create in ten (a group commit that
-// carries a keyed write is a transaction of its own on one connection: what that costs the unkeyed writes in it),
-// and batches of BATCH creates at 2 connections and at 1.
+// creates without a key, with a new Idempotency-Key each, with a key on one create in ten (what a group commit that
+// carries a keyed write, whose statement also stores its answer, costs the unkeyed writes in it), and batches of
+// BATCH creates at 2 connections and at 1.
 import type autocannon from 'autocannon';
 import { backendTicks, freshDatabase } from './postgres.section';
 import { cpuTicks, createRequests, f0, f1, f2, load, median, met, ROUNDS, start, TICKS_PER_SECOND, type Started } from './lib';

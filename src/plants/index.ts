@@ -18,7 +18,8 @@ import { newPlantSchema, plantIdSchema, plantPatchSchema, plantSchema, putPlantS
 import { PlantService } from './plant.service';
 import { plantWebhooks } from './plant.webhooks-openapi';
 import { idempotent, pruneExpiredKeys, replayTakenKey } from './plant.idempotency';
-import { postgresIdempotencyKeys, sqliteIdempotencyKeys, type IdempotencyKeys } from './plant.idempotency-keys';
+import { sqliteIdempotencyKeys, type IdempotencyKeys } from './plant.idempotency-keys';
+import { postgresIdempotencyKeys } from './plant.idempotency-keys.postgres';
 import type { Part } from '../lifecycle';
 import type { Logger } from '../logger';
 

@@ -6,7 +6,7 @@
 import type { z } from 'zod';
 import { AppError, type FieldProblem, type Reason } from '../errors';
 import { invalid } from '../http/input';
-import { etagOf, expectedVersions, putExpected } from './plant.etags';
+import { etagJson, expectedVersions, putExpected, versionDigits, type VersionText } from './plant.etags';
 import { newPlantJson, plantBodyJson, plantJson } from './plant.json';
 import type { WriteOutcome } from './plant.repository';
 import { newPlantSchema, plantIdSchema, plantPatchSchema, putPlantSchema } from './plant.schemas';
@@ -97,15 +97,15 @@ export function parseBatch(body: Record<string, unknown>): PlantWrite[] {
  * One operation's result as it would have answered alone: its status, its ETag where it has one, and its body
  * where it has one (an update's only for a caller that may read, as PATCH answers 204 otherwise).
  */
-function resultJson(write: PlantWrite, outcome: WriteOutcome, mayRead: boolean): string {
+function resultJson(write: PlantWrite, outcome: WriteOutcome, mayRead: boolean, text: VersionText): string {
   if (!('stored' in outcome)) return '{"status":204}';
-  const etag = JSON.stringify(etagOf(outcome.version));
+  const etag = etagJson(outcome.version, text);
   if (write.kind === 'create') return `{"status":200,"etag":${etag},"plant":${plantBodyJson(outcome.stored)}}`;
   if (write.kind === 'put') return `{"status":${outcome.outcome === 'created' ? 201 : 200},"etag":${etag},"plant":${newPlantJson(outcome.stored)}}`;
   return mayRead ? `{"status":200,"etag":${etag},"plant":${plantJson(outcome.stored)}}` : `{"status":204,"etag":${etag}}`;
 }
 
 /** The 200's body: `{"results": [...]}`, one per operation in order. */
-export function batchJson(writes: readonly PlantWrite[], outcomes: readonly WriteOutcome[], mayRead: boolean): string {
-  return `{"results":[${outcomes.map((outcome, index) => resultJson(writes[index] as PlantWrite, outcome, mayRead)).join(',')}]}`;
+export function batchJson(writes: readonly PlantWrite[], outcomes: readonly WriteOutcome[], mayRead: boolean, text: VersionText = versionDigits): string {
+  return `{"results":[${outcomes.map((outcome, index) => resultJson(writes[index] as PlantWrite, outcome, mayRead, text)).join(',')}]}`;
 }

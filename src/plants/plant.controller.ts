@@ -114,7 +114,7 @@ export class PlantController {
     const { id: bodyId, ...patch } = parsed.data;
     rejectOtherId(id, bodyId);
     const mayRead = this.mayRead(req);
-    const context = contextOf(res, (outcome) => updateAnswer(outcome, mayRead));
+    const context = contextOf(res, (outcome, text) => updateAnswer(outcome, mayRead, text));
     const { plant, version } = await this.service.update(id, patch, expectedVersions(req.headers['if-match']), context);
     res.setHeader('ETag', etagOf(version));
     if (mayRead) sendNoStoreJson(res, plantJson(plant));
@@ -139,7 +139,7 @@ export class PlantController {
     rejectOtherId(id, bodyId);
     const expected = putExpected(req.headers['if-match'], createOnly === true);
     const location = pathOf(req, `/plants/${id}`);
-    const { plant: stored, version, created } = await this.service.put(id, plant, expected, contextOf(res, (outcome) => putAnswer(outcome, location)));
+    const { plant: stored, version, created } = await this.service.put(id, plant, expected, contextOf(res, (outcome, text) => putAnswer(outcome, location, text)));
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('ETag', etagOf(version));
     if (created) res.status(201).setHeader('Location', location);
@@ -155,7 +155,7 @@ export class PlantController {
     // A batch counts as its number of operations against the rate limit (the limiter counted one).
     await this.charge(req, writes.length);
     const mayRead = this.mayRead(req);
-    const outcomes = await this.service.batch(writes, contextOf(res, (outcome) => batchAnswer(writes, outcome, mayRead)));
+    const outcomes = await this.service.batch(writes, contextOf(res, (outcome, text) => batchAnswer(writes, outcome, mayRead, text)));
     sendNoStoreJson(res, batchJson(writes, outcomes, mayRead));
   };
 

@@ -6,7 +6,18 @@
 import type { Expected } from './plant.repository';
 import type { PutExpected } from './plant.write-rule';
 
-export const etagOf = (version: bigint): string => `"${version}"`;
+/**
+ * How a version is written into an answer: its digits, or (a keyed commit on PostgreSQL, plant.idempotency-keys.ts)
+ * a placeholder that the commit's statement replaces with the position it takes.
+ */
+export type VersionText = (version: bigint) => string;
+
+export const versionDigits: VersionText = (version) => String(version);
+
+export const etagOf = (version: bigint, text: VersionText = versionDigits): string => `"${text(version)}"`;
+
+/** The ETag as a JSON string: what JSON.stringify(etagOf(version)) writes, the placeholder left as it is. */
+export const etagJson = (version: bigint, text: VersionText = versionDigits): string => `"\\"${text(version)}\\""`;
 
 const STRONG = /^"(0|[1-9][0-9]{0,18})"$/;
 

@@ -9,7 +9,7 @@
  */
 import { hash } from 'node:crypto';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
-import { AppError } from '../errors';
+import { AppError, catalogue } from '../errors';
 import { sendJson } from '../http/output';
 import type { Logger } from '../logger';
 import { localsOf } from '../request-locals';
@@ -109,17 +109,20 @@ export function idempotent({ keys, ttlMs, callerOf, logger }: IdempotencyOptions
     inFlight.add(slot);
     const release = () => inFlight.delete(slot);
     const fingerprint = fingerprintOf(req, res);
-    let stored: StoredAnswer | undefined;
-    try {
-      stored = await keys.find(caller, key, Date.now());
-    } catch (err) {
-      release();
-      throw err;
-    }
-    if (stored !== undefined) {
-      release();
-      answerStored(res, stored, fingerprint);
-      return;
+    // A store whose write reads the key itself answers a request sent again through replayTakenKey.
+    if (!keys.checkedByWrite) {
+      let stored: StoredAnswer | undefined;
+      try {
+        stored = await keys.find(caller, key, Date.now());
+      } catch (err) {
+        release();
+        throw err;
+      }
+      if (stored !== undefined) {
+        release();
+        answerStored(res, stored, fingerprint);
+        return;
+      }
     }
     const save = (answer: StoredAnswer) =>
       keys.save(caller, key, answer, Date.now() + ttlMs).catch((err: unknown) => {
@@ -133,23 +136,33 @@ export function idempotent({ keys, ttlMs, callerOf, logger }: IdempotencyOptions
   };
 }
 
+/** A keyed request that failed before its store read the key: a client's error (4xx), with a store that reads keys in its write. */
+const failedUnread = (error: unknown, keys: IdempotencyKeys): boolean =>
+  keys.checkedByWrite && error instanceof AppError && !(error instanceof IdempotencyKeyTaken) && catalogue[error.reason].status < 500;
+
 /**
- * After the controller: a store that met the key already held by another process (a replica, or another process on
- * the SQLite file) applied nothing and failed with IdempotencyKeyTaken. That first request has committed by then,
- * so its answer is replayed (or the 422); should it not be readable, the 409 with Retry-After stands.
+ * After the controller: a store that met the key already holding an answer (a request sent again, or one another
+ * process, a replica or another process on the SQLite file, committed meanwhile) applied nothing and failed with
+ * IdempotencyKeyTaken. That answer is replayed (or the 422); should it not be readable, the 409 with Retry-After
+ * stands. With a store that reads keys in its write, a keyed request that failed before reaching it (its body
+ * broke a rule, say) is checked here, so a key already used is the 422 whichever the store.
  */
 export function replayTakenKey(keys: IdempotencyKeys): ErrorRequestHandler {
   return async (error: unknown, _req, res, next) => {
     const { keyed } = localsOf(res);
-    if (!(error instanceof IdempotencyKeyTaken) || keyed === undefined) {
+    const taken = error instanceof IdempotencyKeyTaken;
+    if (keyed === undefined || !(taken || failedUnread(error, keys))) {
+      next(error);
+      return;
+    }
+    const stored = (taken ? error.stored : undefined) ?? (await keys.find(keyed.caller, keyed.key, Date.now()));
+    if (stored === undefined) {
       next(error);
       return;
     }
     // The answer on its way out is the other request's: nothing to store.
     keyed.kept = true;
-    const stored = await keys.find(keyed.caller, keyed.key, Date.now());
-    if (stored === undefined) next(error);
-    else answerStored(res, stored, keyed.fingerprint);
+    answerStored(res, stored, keyed.fingerprint);
   };
 }
 

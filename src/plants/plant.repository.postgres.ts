@@ -5,12 +5,14 @@ import type { Logger } from '../logger';
 import { selectMembers, type MemberColumns } from './plant.members';
 import { EVENT_COLUMNS, toChangeEvent, type ChangeEvent, type ChangeSignal, type EventBounds, type EventRow, type PlantEventLog } from './plant.events';
 import { PlantWriter } from './plant.writer';
-import type { BatchOutcome, ChangeContext, FoundPlant, PlantRepository, PlantsPage, WriteOutcome } from './plant.repository';
+import type { BatchOutcome, ChangeContext, FoundPlant, PlantRepository, PlantsPage, StoredAnswer, WriteOutcome } from './plant.repository';
 import { GroupCommit, type Queued } from '../db/group-commit';
 import { plantJson, plantsJson } from './plant.json';
 import { fillSearchKeysPostgres } from './plant.search-keys';
-import { claimKeysPostgres, finishKeysPostgres, IdempotencyKeyTaken } from './plant.idempotency-keys';
-import { applyWrites, type Applied, type AppliedBatch, type AppliedUnit, type BatchWrite } from './plant.write.postgres';
+import { IdempotencyKeyTaken } from './plant.idempotency-keys';
+import { claimKeysFirst, KeysLive } from './plant.idempotency-keys.postgres';
+import { claimingTransaction, repeatsKey, type Settled } from './plant.keyed.postgres';
+import { applyWrites, outcomeOf, type Applied, type AppliedUnit, type BatchWrite } from './plant.write.postgres';
 import type { ChangeOutboxRows } from '../change-outbox';
 import type { PlantListQuery } from './plant.list-query';
 import { listStatement, pageOfRows, type ListRow } from './plant.list.postgres';
@@ -26,10 +28,8 @@ function translate(error: unknown): Error {
 }
 
 /** A unit's answer as the port gives it: every write's outcome, or its first failure's. */
-function unitOutcome(answer: AppliedUnit): BatchOutcome {
-  if ('failed' in answer) return { outcome: 'failed', index: answer.failed, result: answerOf(answer.decision, undefined) };
-  return { outcome: 'applied', results: answer.unit.map(({ decision, pos }) => answerOf(decision, pos)) };
-}
+const unitOutcome = (answer: AppliedUnit): BatchOutcome => outcomeOf({ unit: [] }, answer) as BatchOutcome;
+
 
 const notMigrated = () => new AppError('store_unavailable', 'The store is not migrated yet; nothing was read or written. Retry later.');
 
@@ -42,9 +42,7 @@ const notMigrated = () => new AppError('store_unavailable', 'The store is not mi
  * after the other.
  */
 export class PostgresPlantRepository extends PlantWriter implements PlantRepository, PlantEventLog {
-  private readonly queue = new GroupCommit<BatchWrite, Applied | AppliedUnit>((batch) => this.keyedInTurn(batch));
-  /** Keyed writes that arrived while a keyed transaction was open, committed together when it ends. */
-  private keyedHeld: Queued<BatchWrite, Applied | AppliedUnit>[] | undefined;
+  private readonly queue = new GroupCommit<BatchWrite, Applied | AppliedUnit>((batch) => this.commit(batch));
   private ready = false;
   private readonly listeners = new Set<() => void>();
 
@@ -143,38 +141,11 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
     }
   }
 
-  /**
-   * At most one keyed transaction at a time in this process: it holds the feed counter's row across round trips to
-   * the service, so concurrent ones only queue on that row inside PostgreSQL, as many small transactions, each a
-   * new version of the row. Keyed writes that arrive meanwhile wait here and commit as one group when it ends (or
-   * when its deadline passes). Writes without a key commit at once, as one statement each group.
-   */
-  private readonly keyedInTurn = (batch: Queued<BatchWrite, Applied | AppliedUnit>[]): void => {
-    if (batch.every((queued) => queued.op.keep === undefined)) return this.commit(batch);
-    if (this.keyedHeld !== undefined) {
-      this.keyedHeld.push(...batch);
-      return;
-    }
-    this.keyedHeld = [];
-    this.commit(batch, () => {
-      const held = this.keyedHeld ?? [];
-      this.keyedHeld = undefined;
-      if (held.length > 0) this.keyedInTurn(held);
-    });
-  };
-
-  private readonly commit = (batch: Queued<BatchWrite, Applied | AppliedUnit>[], ended = () => {}): void => {
+  private readonly commit = (batch: Queued<BatchWrite, Applied | AppliedUnit>[]): void => {
     const started = performance.now();
     let settled = false;
-    let over = false;
-    const end = () => {
-      if (over) return;
-      over = true;
-      ended();
-    };
     // The whole wait (a free connection, connecting, the statements) is bounded, so no request outlives it.
     const deadline = setTimeout(() => {
-      end();
       settled = true;
       // Counted as a timeout of its own: no driver error exists yet, and the transaction may still commit.
       this.observer.failed(Object.assign(new Error('no answer within DATABASE_STATEMENT_TIMEOUT_MS'), { code: 'ETIMEDOUT' }));
@@ -187,14 +158,13 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
     this.transaction(batch.map((queued) => queued.op)).then(
       ({ applied, changed }) => {
         clearTimeout(deadline);
-        end();
         if (settled) return;
         const seconds = (performance.now() - started) / 1000;
         this.observer.committed(batch.length, seconds);
         this.logger.debug({ rows: batch.length, ms: Math.round(seconds * 100_000) / 100 }, 'group commit');
         batch.forEach((queued, index) => {
-          const result = applied[index];
-          if (result === undefined) queued.reject(new IdempotencyKeyTaken());
+          const result = applied[index] as Settled['applied'][number];
+          if (result instanceof IdempotencyKeyTaken) queued.reject(result);
           else queued.resolve(result);
         });
         if (changed > 0) {
@@ -204,7 +174,6 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
       },
       (error: unknown) => {
         clearTimeout(deadline);
-        end();
         if (settled) return;
         // The driver's own error (its SQLSTATE or errno), not the 503 it becomes; a not-migrated store has none.
         this.observer.failed(error instanceof AppError && error.cause !== undefined ? error.cause : error);
@@ -216,40 +185,36 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
 
   /**
    * One batch on the pool: its write is one statement, so one transaction that holds the counter only inside
-   * PostgreSQL. A batch that holds a write sent with Idempotency-Key is a transaction of its own on one
-   * connection instead: its keys claimed first, then the writes whose keys were free, then their answers
-   * (rendered once the write's positions are known), then COMMIT, so the answer commits with the write or not at
-   * all. A write whose key is taken is left out (undefined) while the rest of the batch commits (docs/decisions/api.md).
+   * PostgreSQL. The answers of its writes sent with Idempotency-Key are stored by that same statement
+   * (applyWrites' `keyed`), so the answer commits with the write or not at all. When one of those keys turns out
+   * holding an answer (a request sent again), the statement wrote nothing and returned those answers: those
+   * writes replay them, and the rest of the batch is applied again. When a key turns live meanwhile, or one of
+   * those writes fails or changes nothing (its key is checked all the same), nothing was written, and the batch
+   * runs again as claimingTransaction.
    */
-  private async transaction(batch: BatchWrite[]): Promise<{ applied: (Applied | AppliedUnit | undefined)[]; changed: number }> {
+  private async transaction(batch: BatchWrite[]): Promise<Settled> {
     if (!this.ready) throw notMigrated();
     if (batch.every((entry) => entry.keep === undefined)) return applyWrites(this.pool, batch, Date.now(), this.outbox);
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
+    if (repeatsKey(batch)) return claimingTransaction(this.pool, batch, this.outbox);
     try {
-      await client.query('BEGIN');
-      const keyed = batch.flatMap((entry, index) => (entry.keep === undefined ? [] : [{ keep: entry.keep, index }]));
-      const taken = new Set([...(await claimKeysPostgres(client, keyed.map(({ keep }) => keep)))].map((at) => (keyed[at] as { index: number }).index));
-      const open = batch.filter((_, index) => !taken.has(index));
-      const done: AppliedBatch = open.length === 0 ? { applied: [], changed: 0 } : await applyWrites(client, open, Date.now(), this.outbox);
-      const results = done.applied.values();
-      const applied = batch.map((_, index) => (taken.has(index) ? undefined : (results.next().value as Applied | AppliedUnit)));
-      const kept = batch.flatMap((entry, index) => {
-        const result = applied[index];
-        if (entry.keep === undefined || result === undefined) return [];
-        const outcome = 'write' in entry ? answerOf((result as Applied).decision, (result as Applied).pos) : unitOutcome(result as AppliedUnit);
-        return [{ keep: entry.keep, outcome }];
-      });
-      if (kept.length > 0) await finishKeysPostgres(client, kept);
-      await client.query('COMMIT');
-      return { applied, changed: done.changed };
+      return await applyWrites(this.pool, batch, Date.now(), this.outbox, true);
     } catch (error) {
-      await client.query('ROLLBACK').catch((rollback: unknown) => {
-        broken = rollback instanceof Error ? rollback : new Error(String(rollback));
-      });
-      throw error;
-    } finally {
-      client.release(broken);
+      if (error instanceof KeysLive) return this.withoutLive(batch, error.answers);
+      if (!claimKeysFirst(error)) throw error;
     }
+    return claimingTransaction(this.pool, batch, this.outbox);
+  }
+
+  /** The writes whose keys hold answers are taken, with those answers; the rest of the batch is applied again. */
+  private async withoutLive(batch: BatchWrite[], answers: Map<string, StoredAnswer>): Promise<Settled> {
+    const storedOf = ({ keep }: BatchWrite) => (keep === undefined ? undefined : answers.get(`${keep.caller}\n${keep.key}`));
+    const rest = batch.filter((entry) => storedOf(entry) === undefined);
+    const done: Settled = rest.length === 0 ? { applied: [], changed: 0 } : await this.transaction(rest);
+    const results = done.applied.values();
+    const applied = batch.map((entry) => {
+      const stored = storedOf(entry);
+      return stored === undefined ? (results.next().value as Settled['applied'][number]) : new IdempotencyKeyTaken(stored);
+    });
+    return { applied, changed: done.changed };
   }
 }

@@ -3,6 +3,7 @@ import type { StoredPlant } from './plant.members';
 import type { NewPlant, PlantPatchBody } from './plant.schemas';
 import type { PlantListQuery, SortKeys } from './plant.list-query';
 import type { PlantWrite, PutExpected, PutPlant } from './plant.write-rule';
+import type { VersionText } from './plant.etags';
 
 /**
  * A JSON Merge Patch already parsed (PlantPatch's members but the id): a member given replaces it, and null removes
@@ -68,15 +69,16 @@ export type RenderedAnswer = Omit<StoredAnswer, 'fingerprint'>;
 
 /**
  * A write sent with Idempotency-Key: its caller, key and request fingerprint, until when the answer is kept, and
- * how its answer is written from its outcome (undefined for an outcome that fails: nothing is stored). The store
- * writes the answer in the write's own transaction and sets `kept`.
+ * how its answer is written from its outcome (undefined for an outcome that fails: nothing is stored), its
+ * versions by `text` when given (plant.etags.ts). The store writes the answer in the write's own transaction and
+ * sets `kept`.
  */
 export type KeepAnswer = {
   caller: string;
   key: string;
   fingerprint: string;
   expiresAt: number;
-  render: (outcome: WriteOutcome | BatchOutcome) => RenderedAnswer | undefined;
+  render: (outcome: WriteOutcome | BatchOutcome, text?: VersionText) => RenderedAnswer | undefined;
   kept?: boolean;
 };
 

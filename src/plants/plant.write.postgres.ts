@@ -9,10 +9,11 @@ import type pg from 'pg';
 import type { TraceContext } from '../tracing';
 import type { ChangeKind } from './plant.events';
 import type { ChangeOutboxRows } from '../change-outbox';
-import type { KeepAnswer } from './plant.repository';
+import type { BatchOutcome, KeepAnswer, WriteOutcome } from './plant.repository';
+import { ClaimKeysFirst, KEYS_CHECKED, keyedAnswersCte, KeysLive, LIVE_ANSWERS, liveAnswers, NONE_LIVE, keyedAnswersValues, versionPlaceholder, type KeyedAnswer } from './plant.idempotency-keys.postgres';
 import { DERIVED_COLUMNS, derivedValues, MEMBERS, selectMembers, timeText, type MemberColumns, type PlantMembers } from './plant.members';
 import { changeEntry } from './plant.outbox';
-import { decideWrite, failed, idOf, plantRowOf, rowAfter, type Decision, type EventDraft, type PlantRow, type PlantWrite } from './plant.write-rule';
+import { answerOf, decideWrite, failed, idOf, plantRowOf, rowAfter, type Decision, type EventDraft, type PlantRow, type PlantWrite } from './plant.write-rule';
 
 /**
  * One entry of a batch and the trace its webhook events carry: a write, or (`unit`) a client's batch of writes,
@@ -43,19 +44,36 @@ const WRITE_PLANTS = `plants_write(${Array.from({ length: WRITE_ARGUMENTS }, (_,
 // The webhook events' arguments follow plants_write's.
 const hook = (index: number) => `$${WRITE_ARGUMENTS + index}`;
 const WRITE = { name: 'plants_write', text: `SELECT ${WRITE_PLANTS} AS base` };
-// The same with the batch's webhook events, written only when plants_write wrote (MATERIALIZED: it runs once), in
-// the order the outbox listed them (seq follows that order).
-const WRITE_WITH_EVENTS = {
-  name: 'plants_write_webhooks',
-  text: `WITH applied AS MATERIALIZED (SELECT ${WRITE_PLANTS} AS base), outbox AS (
+const WEBHOOK_ARGUMENTS = 7;
+// The batch's webhook events, written only when plants_write wrote (applied is MATERIALIZED: it runs once), in the
+// order the outbox listed them (seq follows that order).
+const OUTBOX = `outbox AS (
   INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, event_type, trace_context, next_attempt_at, created_at, updated_at)
   SELECT w.event_id, w.subscriber, w.plant_id, w.payload, w.event_type, w.trace, ${hook(7)}::bigint, ${hook(7)}::bigint, ${hook(7)}::bigint
   FROM applied, unnest(${hook(1)}::text[], ${hook(2)}::text[], ${hook(3)}::bigint[], ${hook(4)}::text[], ${hook(5)}::text[], ${hook(6)}::text[]) WITH ORDINALITY AS w(event_id, subscriber, plant_id, payload, event_type, trace, n)
   WHERE applied.base IS NOT NULL
   ORDER BY w.n
-)
-SELECT base FROM applied`,
-};
+)`;
+
+type Statement = { name: string; text: string };
+const STATEMENTS = new Map<string, Statement>([[WRITE.name, WRITE]]);
+
+/** plants_write alone, or with the webhook events' CTE, the keyed answers' CTEs (their arguments after the events'), or both. */
+function statementOf(webhooks: boolean, keyed: boolean): Statement {
+  const name = `plants_write${webhooks ? '_webhooks' : ''}${keyed ? '_keyed' : ''}`;
+  const known = STATEMENTS.get(name);
+  if (known !== undefined) return known;
+  const keys = keyed ? keyedAnswersCte(WRITE_ARGUMENTS + (webhooks ? WEBHOOK_ARGUMENTS : 0) + 1) : undefined;
+  // Keyed: the write runs only when none of its keys holds an answer (live).
+  const ctes = keys === undefined ? [] : [keys.live];
+  ctes.push(`applied AS MATERIALIZED (SELECT ${WRITE_PLANTS} AS base${keys === undefined ? '' : ` WHERE ${NONE_LIVE}`})`);
+  if (webhooks) ctes.push(OUTBOX);
+  if (keys !== undefined) ctes.push(keys.keys);
+  const last = keys === undefined ? 'SELECT base FROM applied' : `SELECT (SELECT base FROM applied) AS base, ${LIVE_ANSWERS} WHERE ${KEYS_CHECKED}`;
+  const statement = { name, text: `WITH ${ctes.join(', ')}\n${last}` };
+  STATEMENTS.set(name, statement);
+  return statement;
+}
 
 // int8 columns as the caller's client parses them: bigint on the service's connections (src/db/database.postgres.ts),
 // the decimal string on a client without that parser. BigInt() takes either.
@@ -153,6 +171,25 @@ function webhookParams(changes: readonly Change[], outbox: ChangeOutboxRows, at:
   ];
 }
 
+/** A batch entry's outcome as the port answers it: a write's, or a unit's (each write's, or its first failure's). */
+export function outcomeOf(entry: BatchWrite, result: Applied | AppliedUnit): WriteOutcome | BatchOutcome {
+  if ('write' in entry) return answerOf((result as Applied).decision, (result as Applied).pos);
+  const unit = result as AppliedUnit;
+  if ('failed' in unit) return { outcome: 'failed', index: unit.failed, result: answerOf(unit.decision, undefined) };
+  return { outcome: 'applied', results: unit.unit.map(({ decision, pos }) => answerOf(decision, pos)) };
+}
+
+/** The answers a keyed batch stores, rendered with versionPlaceholder; ClaimKeysFirst when one stores nothing. */
+function keyedAnswers(batch: readonly BatchWrite[], applied: readonly (Applied | AppliedUnit)[]): KeyedAnswer[] {
+  return batch.flatMap((entry, index) => {
+    const result = applied[index];
+    if (entry.keep === undefined || result === undefined) return [];
+    const answer = entry.keep.render(outcomeOf(entry, result), versionPlaceholder);
+    if (answer === undefined) throw new ClaimKeysFirst();
+    return [{ keep: entry.keep, answer }];
+  });
+}
+
 async function readRows(client: Queryable, batch: readonly BatchWrite[]): Promise<Map<bigint, PlantRow>> {
   const ids = batch.flatMap((entry) => ('write' in entry ? [idOf(entry.write)] : entry.unit.map(idOf)));
   const { rows } = await client.query<Row>({ ...READ, values: [[...new Set(ids)]] });
@@ -163,19 +200,26 @@ async function readRows(client: Queryable, batch: readonly BatchWrite[]): Promis
  * One attempt: decide from the rows as read (or, `guess`, as none: what a create's id usually holds), then write;
  * undefined when a row is not as the decisions assumed, and nothing was written.
  */
-async function attempt(client: Queryable, batch: readonly BatchWrite[], at: number, guess: boolean, outbox?: ChangeOutboxRows): Promise<AppliedBatch | undefined> {
+async function attempt(client: Queryable, batch: readonly BatchWrite[], at: number, guess: boolean, outbox: ChangeOutboxRows | undefined, keyed: boolean): Promise<AppliedBatch | undefined> {
   const read = guess ? new Map<bigint, PlantRow>() : await readRows(client, batch);
   const rows = new Map<bigint, PlantRow | undefined>(read);
   const { applied, changes } = decideAll(batch, rows, timeText(at));
-  if (changes.length === 0) return { applied, changed: 0 };
-  const values = [at, ...writeParams(changes, read, rows)];
-  const written =
-    outbox === undefined
-      ? await client.query<{ base: Int8 | null }>({ ...WRITE, values })
-      : await client.query<{ base: Int8 | null }>({ ...WRITE_WITH_EVENTS, values: values.concat(webhookParams(changes, outbox, at)) });
+  // Rendered now, while each position is still its offset in the batch.
+  const answers = keyed ? keyedAnswers(batch, applied) : [];
+  if (changes.length === 0) {
+    if (keyed) throw new ClaimKeysFirst();
+    return { applied, changed: 0 };
+  }
+  let values = [at, ...writeParams(changes, read, rows)];
+  if (outbox !== undefined) values = values.concat(webhookParams(changes, outbox, at));
+  if (answers.length > 0) values = values.concat(keyedAnswersValues(answers));
+  const written = await client.query<{ base: Int8 | null; live?: Parameters<typeof liveAnswers>[0] | null }>({ ...statementOf(outbox !== undefined, answers.length > 0), values });
+  const live = written.rows[0]?.live;
+  if (live !== null && live !== undefined) throw new KeysLive(liveAnswers(live));
   const base = written.rows[0]?.base;
   if (base === null || base === undefined) return undefined;
   for (const { answer } of changes) answer.pos = (answer.pos as bigint) + BigInt(base);
+  for (const { keep } of answers) keep.kept = true;
   return { applied, changed: changes.length };
 }
 
@@ -183,12 +227,15 @@ async function attempt(client: Queryable, batch: readonly BatchWrite[], at: numb
  * Applies a batch: each statement its own transaction on a pool, or inside the caller's (the import's). A batch of
  * creates alone is first decided as if none of its ids held a plant, so the usual create costs the write alone
  * (one round trip). When a row is not as assumed (a retried create, or another batch or replica wrote it since
- * the read), nothing was written, and the batch is read and decided again.
+ * the read), nothing was written, and the batch is read and decided again. `keyed`: the answers of its writes
+ * sent with Idempotency-Key are stored by the same statement, which writes nothing and throws KeysLive when some
+ * of their keys already hold answers, and fails, nothing written, with an error claimKeysFirst recognizes when
+ * one of their keys turns live meanwhile or one of them fails or changes nothing (no entry may repeat a caller's key).
  */
-export async function applyWrites(client: Queryable, batch: readonly BatchWrite[], at: number, outbox?: ChangeOutboxRows): Promise<AppliedBatch> {
+export async function applyWrites(client: Queryable, batch: readonly BatchWrite[], at: number, outbox?: ChangeOutboxRows, keyed = false): Promise<AppliedBatch> {
   let guess = batch.every((entry) => ('write' in entry ? [entry.write] : entry.unit).every((write) => write.kind === 'create'));
   for (;;) {
-    const done = await attempt(client, batch, at, guess, outbox);
+    const done = await attempt(client, batch, at, guess, outbox, keyed);
     if (done !== undefined) return done;
     guess = false;
   }

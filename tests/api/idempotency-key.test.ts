@@ -113,6 +113,15 @@ describe('Idempotency-Key', () => {
     expect(storedFeed(app, [other.id as number])).toEqual([]);
   });
 
+  it('when the key is reused for a request whose body breaks a rule, then still the 422 (42202), not the 400', async () => {
+    const key = aKey();
+    await send(app, 'post', '/plants', aNewPlant(), key);
+
+    const response = await send(app, 'post', '/plants', { id: uniqueId(), name: '' }, key);
+
+    expect({ status: response.status, code: codeOf(response) }).toEqual({ status: 422, code: 42202 });
+  });
+
   it.each([['has a space'], ['x'.repeat(256)], ['é']])('when the key is %j, then 400 (40052) naming the header', async (key) => {
     const response = await send(app, 'post', '/plants', aNewPlant(), key);
 

@@ -1,0 +1,186 @@
+/**
+ * The stored answers of Idempotency-Key on PostgreSQL: the keyed CTEs of a write's own statement, which read the
+ * keys, write the answers and check that no key turned live meanwhile (plant.write.postgres.ts runs them); the
+ * claim and finish of the transaction that claims keys first (plant.keyed.postgres.ts); the lookups, saves and
+ * prune of plant.idempotency.ts. SQL only.
+ */
+import type pg from 'pg';
+import type { PgPool } from '../db/database.postgres';
+import type { VersionText } from './plant.etags';
+import { COLUMNS, REPLACE_EXPIRED, storedAnswerOf, type AnswerRow, type IdempotencyKeys } from './plant.idempotency-keys';
+import type { BatchOutcome, KeepAnswer, RenderedAnswer, StoredAnswer, WriteOutcome } from './plant.repository';
+
+/** The transaction's connection. */
+type Queryable = { query: <R extends pg.QueryResultRow>(config: pg.QueryConfig) => Promise<pg.QueryResult<R>> };
+
+/**
+ * A version in an answer a keyed write's statement stores (migrations/postgres/014, idempotency_fill): its offset
+ * in the batch between U+0001 and U+0002, which the statement replaces with the position plants_write took.
+ */
+export const versionPlaceholder: VersionText = (offset) => `\u0001${offset}\u0002`;
+
+/** A keyed write's answer, rendered before its statement with versionPlaceholder. */
+export type KeyedAnswer = { keep: KeepAnswer; answer: RenderedAnswer };
+
+/** The keys' arguments of keyedAnswersCte, in its parameters' order. */
+export const keyedAnswersValues = (rows: readonly KeyedAnswer[]): unknown[] => [
+  rows.map(({ keep }) => keep.caller),
+  rows.map(({ keep }) => keep.key),
+  rows.map(({ keep }) => keep.fingerprint),
+  rows.map(({ answer }) => answer.status),
+  rows.map(({ answer }) => answer.etag ?? null),
+  rows.map(({ answer }) => answer.location ?? null),
+  rows.map(({ answer }) => answer.body ?? null),
+  rows.map(({ keep }) => keep.expiresAt),
+];
+
+/**
+ * The keyed writes' CTEs of the write's own statement (plant.write.postgres.ts), parameters from `$first`:
+ * - `live`, the answers already stored under any of its keys (read before the write, in the statement's snapshot:
+ *   a request sent again finds its answer here, and the write does not run);
+ * - `keys`, after `applied` (the base plants_write returned, no row when a key was live): each answer stored under
+ *   its key, its placeholders filled;
+ * - `keys_taken`, raising when a key turned live since the snapshot (a write of it committed meanwhile, waited for
+ *   under the feed's counter), so that the whole statement rolls back and writes nothing. The statement must read
+ *   it (a CTE that only selects runs only when read): KEYS_CHECKED.
+ */
+export function keyedAnswersCte(first: number): { live: string; keys: string } {
+  const $ = (index: number) => `$${first + index}`;
+  return {
+    // A subquery per key, not a join: a join's plan, cached by the connection while the table was small, scans the
+    // whole table on every write after it has grown.
+    live: `live AS MATERIALIZED (
+  SELECT (SELECT json_build_array(i.caller, i.key, i.fingerprint, i.status, i.etag, i.location, i.body) FROM idempotency_keys i
+    WHERE i.caller = r.c AND i.key = r.k AND i.expires_at > now()) AS answer
+  FROM unnest(${$(0)}::text[], ${$(1)}::text[]) AS r(c, k)
+)`,
+    keys: `keys AS (
+  INSERT INTO idempotency_keys (${COLUMNS})
+  SELECT r.c, r.k, r.f, r.s, idempotency_fill(r.e, applied.base), r.l, idempotency_fill(r.b, applied.base), to_timestamp(r.x / 1000.0)
+  FROM applied, unnest(${$(0)}::text[], ${$(1)}::text[], ${$(2)}::text[], ${$(3)}::int[], ${$(4)}::text[], ${$(5)}::text[], ${$(6)}::text[], ${$(7)}::float8[]) AS r(c, k, f, s, e, l, b, x)
+  WHERE applied.base IS NOT NULL
+  ORDER BY r.c, r.k
+  ${REPLACE_EXPIRED} WHERE idempotency_keys.expires_at <= now()
+  RETURNING 1
+), keys_taken AS (
+  SELECT idempotency_key_taken() FROM applied WHERE applied.base IS NOT NULL AND (SELECT count(*) FROM keys) < cardinality(${$(0)}::text[])
+)`,
+  };
+}
+
+/** The condition of the statement's last SELECT that makes keys_taken run. */
+export const KEYS_CHECKED = 'NOT EXISTS (SELECT FROM keys_taken)';
+/** The statement's column of the live answers: [caller, key, fingerprint, status, etag, location, body] each. */
+export const LIVE_ANSWERS = '(SELECT json_agg(answer) FROM live WHERE answer IS NOT NULL) AS live';
+/** The condition of the write: none of the keys holds an answer. */
+export const NONE_LIVE = 'NOT EXISTS (SELECT FROM live WHERE answer IS NOT NULL)';
+
+type LiveRow = [string, string, string, number, string | null, string | null, string | null];
+
+/** The live answers a keyed statement returned, by `caller\nkey`. */
+export function liveAnswers(rows: readonly LiveRow[]): Map<string, StoredAnswer> {
+  return new Map(rows.map(([caller, key, fingerprint, status, etag, location, body]) => [`${caller}\n${key}`, storedAnswerOf({ fingerprint, status, etag, location, body })]));
+}
+
+/** A keyed batch some of whose keys already hold answers: nothing was written; those writes replay them. */
+export class KeysLive extends Error {
+  constructor(readonly answers: Map<string, StoredAnswer>) {
+    super('some Idempotency-Keys of this batch hold answers');
+  }
+}
+
+/**
+ * A keyed batch that one statement cannot settle: a keyed write of it changes nothing or fails (its key must still
+ * be checked, under the counter, before its answer is sent), so it runs as a transaction that claims its keys first.
+ */
+export class ClaimKeysFirst extends Error {}
+
+/** Thrown by a keyed write's statement or raised by keys_taken (migrations/postgres/014): nothing was written. */
+export const claimKeysFirst = (error: unknown): boolean => error instanceof ClaimKeysFirst || (error as { code?: unknown } | null)?.code === 'PSK01';
+
+/**
+ * The first statement of a PostgreSQL transaction that holds keyed writes: claims each key with a row that only
+ * this transaction sees until it commits, and answers the indexes of `keeps` it could not claim (a live key).
+ * A key another replica's open transaction claimed makes this one wait for that commit (or rollback), so one key
+ * is applied once. Keys are claimed in one order (caller, key) on every replica, so two transactions claiming
+ * keys the other holds wait in turn rather than deadlock.
+ */
+export async function claimKeysPostgres(client: Queryable, keeps: readonly KeepAnswer[]): Promise<Set<number>> {
+  // One claim per key: a key twice in one statement would fail it whole. This process's in-flight set keeps a key
+  // out of a second request while its first is open, so a repeat is taken, as it would be in a later commit.
+  const slot = (keep: KeepAnswer) => `${keep.caller}\n${keep.key}`;
+  const firsts = new Map(keeps.toReversed().map((keep) => [slot(keep), keep]));
+  const unique = [...firsts.values()];
+  const { rows } = await client.query<{ caller: string; key: string }>({
+    name: 'idempotency_keys_claim',
+    text: `INSERT INTO idempotency_keys (caller, key, fingerprint, status, expires_at)
+SELECT c, k, f, 0, to_timestamp(x / 1000.0) FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[]) AS r(c, k, f, x) ORDER BY c, k
+ON CONFLICT (caller, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = 0, etag = NULL, location = NULL, body = NULL, expires_at = excluded.expires_at
+WHERE idempotency_keys.expires_at <= now()
+RETURNING caller, key`,
+    values: [unique.map((keep) => keep.caller), unique.map((keep) => keep.key), unique.map((keep) => keep.fingerprint), unique.map((keep) => keep.expiresAt)],
+  });
+  const claimed = new Set(rows.map((row) => `${row.caller}\n${row.key}`));
+  return new Set(keeps.flatMap((keep, index) => (claimed.has(slot(keep)) && firsts.get(slot(keep)) === keep ? [] : [index])));
+}
+
+/**
+ * The last statement before COMMIT: each claimed key gets its write's answer, or is given back (deleted) when the
+ * outcome stores nothing (a failed write), so the client may retry with it.
+ */
+export async function finishKeysPostgres(client: Queryable, kept: readonly { keep: KeepAnswer; outcome: WriteOutcome | BatchOutcome }[]): Promise<void> {
+  const answered: { keep: KeepAnswer; answer: RenderedAnswer }[] = [];
+  const released: KeepAnswer[] = [];
+  for (const { keep, outcome } of kept) {
+    const answer = keep.render(outcome);
+    if (answer === undefined) released.push(keep);
+    else {
+      // Its transaction either commits it or fails the write, whose caller is answered the failure.
+      keep.kept = true;
+      answered.push({ keep, answer });
+    }
+  }
+  await client.query({
+    name: 'idempotency_keys_finish',
+    text: `WITH released AS (DELETE FROM idempotency_keys WHERE (caller, key) IN (SELECT * FROM unnest($7::text[], $8::text[])))
+UPDATE idempotency_keys i SET status = r.s, etag = r.e, location = r.l, body = r.b
+FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[]) AS r(c, k, s, e, l, b) WHERE i.caller = r.c AND i.key = r.k`,
+    values: [
+      answered.map(({ keep }) => keep.caller),
+      answered.map(({ keep }) => keep.key),
+      answered.map(({ answer }) => answer.status),
+      answered.map(({ answer }) => answer.etag ?? null),
+      answered.map(({ answer }) => answer.location ?? null),
+      answered.map(({ answer }) => answer.body ?? null),
+      released.map((keep) => keep.caller),
+      released.map((keep) => keep.key),
+    ],
+  });
+}
+
+export function postgresIdempotencyKeys(pool: PgPool): IdempotencyKeys {
+  return {
+    checkedByWrite: true,
+    find: async (caller, key, now) => {
+      const { rows } = await pool.query<AnswerRow>(
+        'SELECT fingerprint, status, etag, location, body FROM idempotency_keys WHERE caller = $1 AND key = $2 AND expires_at > to_timestamp($3 / 1000.0)',
+        [caller, key, now],
+      );
+      return rows[0] === undefined ? undefined : storedAnswerOf(rows[0]);
+    },
+    save: async (caller, key, answer, expiresAt) => {
+      await pool.query(
+        `INSERT INTO idempotency_keys (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, to_timestamp($8 / 1000.0)) ${REPLACE_EXPIRED} WHERE idempotency_keys.expires_at <= now()`,
+        [caller, key, answer.fingerprint, answer.status, answer.etag ?? null, answer.location ?? null, answer.body ?? null, expiresAt],
+      );
+    },
+    prune: async (now, limit) => {
+      const { rowCount } = await pool.query(
+        // SKIP LOCKED: a row a write is claiming again is left to it, so the prune never waits on a write or deadlocks with one.
+        'DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys WHERE expires_at <= to_timestamp($1 / 1000.0) LIMIT $2 FOR UPDATE SKIP LOCKED)',
+        [now, limit],
+      );
+      return rowCount ?? 0;
+    },
+  };
+}
