@@ -4,15 +4,32 @@
 // in alternating rounds on one running service with the unkeyed creates measured twice for the A/A. The loads:
 // creates without a key, with a new Idempotency-Key each, with a key on one create in ten (what a group commit that
 // carries a keyed write, whose statement also stores its answer, costs the unkeyed writes in it), and batches of
-// BATCH creates at 2 connections and at 1.
+// BATCH creates at 2 connections and at 1; replays of 1,000 keys in turn and reads by id of WRITES_STORED plants
+// seeded first (per request: the A/A beside them is the unkeyed creates').
 import type autocannon from 'autocannon';
 import { backendTicks, freshDatabase } from './postgres.section';
-import { cpuTicks, createRequests, f0, f1, f2, load, median, met, ROUNDS, start, TICKS_PER_SECOND, type Started } from './lib';
-import { BATCH, batchRequests, keyedCreateRequests } from './writes.loads';
+import { cpuTicks, createRequests, f0, f1, f2, load, median, met, newId, ROUNDS, start, TICKS_PER_SECOND, TOKEN, type Started } from './lib';
+import { BATCH, batchRequests, keyedCreateRequests, readRequests, replayRequests, storeAnswer, WRITES_STORED } from './writes.loads';
 import { verdict, type Row } from './writes.verdict';
 
 const PG_SECONDS = Number(process.env.BENCH_WRITES_PG_SECONDS ?? process.env.BENCH_WRITES_SECONDS ?? 5);
 const SINGLE_CONNECTIONS = 50;
+const READ_CONNECTIONS = 20;
+/**
+ * The keys the replay load sends again, each with the plant its first request created: many keys, taken in turn,
+ * since requests with one key at once are answered 409 while one of them is in flight (the write reads the key).
+ */
+const REPLAYED = Array.from({ length: 1_000 }, (_, index) => ({ key: `bench-pg-replay-${process.pid}-${index}`, id: newId() }));
+let replays = 0;
+const replayedRequests = (): autocannon.Request[] =>
+  replayRequests(REPLAYED[0]?.key ?? '', REPLAYED[0]?.id ?? 0).map((request) => ({
+    ...request,
+    setupRequest: () => {
+      replays += 1;
+      const { key, id } = REPLAYED[replays % REPLAYED.length] as { key: string; id: number };
+      return replayRequests(key, id)[0] as autocannon.Request;
+    },
+  }));
 const BATCH_CONNECTIONS = 2;
 /** The mixed load: one create in MIXED_EVERY carries a key. */
 const MIXED_EVERY = 10;
@@ -27,6 +44,9 @@ const LOADS = {
   mixed: { requests: () => keyedCreateRequests(MIXED_EVERY), connections: SINGLE_CONNECTIONS, plantsPerRequest: 1 },
   batch: { requests: batchRequests, connections: BATCH_CONNECTIONS, plantsPerRequest: BATCH },
   batchAlone: { requests: batchRequests, connections: 1, plantsPerRequest: BATCH },
+  // Per request, not per plant: a replay writes nothing, a read reads one plant.
+  replay: { requests: replayedRequests, connections: READ_CONNECTIONS, plantsPerRequest: 1 },
+  read: { requests: readRequests, connections: READ_CONNECTIONS, plantsPerRequest: 1 },
 } satisfies Record<string, Load>;
 type Name = keyof typeof LOADS;
 
@@ -74,6 +94,7 @@ function rowsOf(runs: Runs): Row[] {
   const keyed = compare(runs.keyed, runs.plain);
   const mixed = compare(runs.mixed, runs.plain);
   const batch = compare(runs.batch, runs.plain);
+  const replay = compare(runs.replay, runs.read);
   const p99 = m(runs.batch, 'p99');
   const p99Alone = m(runs.batchAlone, 'p99');
   const aaRate = `again / first ${aa.rateText}`;
@@ -88,7 +109,24 @@ function rowsOf(runs: Runs): Row[] {
     { row: `POST /plants/batch of ${BATCH.toLocaleString('en')} creates, 1 connection (one batch at a time): p99`, value: `p99 ${f1(p99Alone)} ms (p50 ${f1(m(runs.batchAlone, 'p50'))}; ${f0(m(runs.batchAlone, 'plantsPerS'))} plants/s)`, aa: '', target: 'p99 ≤ 50 ms', met: met(p99Alone <= 50) },
     { row: `plants per second: batches (${BATCH_CONNECTIONS} connections) / one per request (${SINGLE_CONNECTIONS} connections)`, value: batch.rateText, aa: aaRate, target: '≥ 10', met: verdict(batch.rate, 10, true, aa.rate) },
     { row: `CPU per plant: one per request / in batches (batches: ${cpuText(runs.batch)})`, value: batch.cpuText, aa: aaCpu, target: 'reported', met: '' },
+    { row: `replay of one Idempotency-Key / GET /plants/{id} (${READ_CONNECTIONS} connections), requests per second (${f0(m(runs.replay, 'plantsPerS'))} against ${f0(m(runs.read, 'plantsPerS'))})`, value: replay.rateText, aa: aaRate, target: '≥ 1', met: verdict(replay.rate, 1, true, aa.rate) },
+    { row: `read / replay, CPU per request, service and backends (replay: ${cpuText(runs.replay)}; read: ${cpuText(runs.read)})`, value: replay.cpuText, aa: aaCpu, target: '≥ 1', met: verdict(replay.cpu, 1, true, aa.cpu) },
   ];
+}
+
+/** The plants the reads ask for (ids 1 to WRITES_STORED), and the replayed keys' first answers. */
+async function seedReads(port: number): Promise<void> {
+  for (let first = 1; first <= WRITES_STORED; first += BATCH) {
+    const operations = Array.from({ length: Math.min(BATCH, WRITES_STORED - first + 1) }, (_, index) => ({ op: 'create', plant: { id: first + index, name: `Monstera ${first + index}`, tag: 'bench' } }));
+    const response = await fetch(`http://127.0.0.1:${port}/plants/batch`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ operations }),
+    });
+    await response.text();
+    if (response.status !== 200) throw new Error(`seeding the plants to read answered ${response.status}`);
+  }
+  for (const { key, id } of REPLAYED) await storeAnswer(port, key, id);
 }
 
 export async function postgresRows(): Promise<{ rows: Row[]; failed: number }> {
@@ -96,6 +134,7 @@ export async function postgresRows(): Promise<{ rows: Row[]; failed: number }> {
   try {
     const server = await start('service', database.url);
     try {
+      await seedReads(server.port);
       const names = Object.keys(LOADS) as Name[];
       const runs = Object.fromEntries(names.map((name) => [name, [] as Run[]])) as Runs;
       for (let round = 1; round <= ROUNDS; round += 1) {

@@ -134,16 +134,19 @@ async function instructionRows(stored: string): Promise<{ rows: Row[]; failed: n
     again: { name: 'writes create again', store: stored, requests: () => createRequests() },
     put: { name: 'writes put', store: stored, requests: putRequests },
     keyed: { name: 'writes keyed create', store: stored, requests: keyedCreateRequests },
+    // The warm-up's first request stores the answer; every counted one is its replay.
+    replay: { name: 'writes replay', store: stored, requests: () => replayRequests(`bench-replay-${process.pid}`, WRITES_STORED + 1) },
+    read: { name: 'writes read', store: stored, requests: readRequests },
   };
-  // All four at once on both cores: each meets the same conditions (a create's count moves with its arrival rate).
-  // Four servers under valgrind on two shared cores: a start may take many minutes, which the count does not see.
+  // All at once on both cores: each meets the same conditions (a create's count moves with its arrival rate).
+  // Six servers under valgrind on two shared cores: a start may take many minutes, which the count does not see.
   const runtime = { ...CURRENT, readyWithinMs: 1_800_000 };
   const settled = await Promise.allSettled(Object.entries(workloads).map(([name, workload]) => countInstructions(`writes-${name}`, runtime, workload, WARMUP, COUNTED)));
   const counts = settled.map((result) => {
     if (result.status === 'rejected') throw result.reason;
     return result.value;
   });
-  const [create, again, put, keyed] = counts.map((count) => count.instructionsPerRequest) as [number, number, number, number];
+  const [create, again, put, keyed, replay, read] = counts.map((count) => count.instructionsPerRequest) as [number, number, number, number, number, number];
   const aa = again / create;
   const n = (x: number) => Math.round(x).toLocaleString('en');
   const aaText = `create again / create ${aa.toFixed(3)} (${n(again)} against ${n(create)})`;
@@ -161,6 +164,13 @@ async function instructionRows(stored: string): Promise<{ rows: Row[]; failed: n
       aa: aaText,
       target: '≥ 0.9',
       met: verdict(create / keyed, 0.9, true, aa),
+    },
+    {
+      row: 'a replay of one Idempotency-Key (POST /plants, same key and body) against GET /plants/{id}: read / replay instructions per request',
+      value: `${(read / replay).toFixed(3)} (${n(replay)} per replay, ${n(read)} per read)`,
+      aa: aaText,
+      target: '≥ 1',
+      met: verdict(read / replay, 1, true, aa),
     },
   ];
   return { rows, failed: counts.reduce((sum, count) => sum + count.failed, 0) };

@@ -1,4 +1,4 @@
--- Idempotency-Key answers written by the write's own statement (src/plants/plant.idempotency-keys.ts): a group
+-- Idempotency-Key answers written by the write's own statement (src/plants/plant.idempotency-keys.postgres.ts): a group
 -- commit that holds keyed writes stays one statement, as one without, instead of a transaction that held the
 -- feed's counter across round trips to the service.
 --
@@ -24,15 +24,5 @@ BEGIN
     filled := filled || left(rest, opens - 1) || (base + substr(rest, opens + 1, closes - opens - 1)::BIGINT)::TEXT;
     rest := substr(rest, closes + 1);
   END LOOP;
-END
-$$;
-
--- Raised by a keyed write's statement when one of its keys turned live after the statement's snapshot (a write of it
--- committed meanwhile, waited for under the feed's counter): the statement
--- and its write roll back whole, and the service takes the transaction that leaves such writes out.
-CREATE FUNCTION idempotency_key_taken() RETURNS BOOLEAN
-LANGUAGE plpgsql AS $$
-BEGIN
-  RAISE EXCEPTION 'an Idempotency-Key of this write is live' USING ERRCODE = 'PSK01';
 END
 $$;

@@ -39,10 +39,9 @@ export const keyedAnswersValues = (rows: readonly KeyedAnswer[]): unknown[] => [
  * - `live`, the answers already stored under any of its keys (read before the write, in the statement's snapshot:
  *   a request sent again finds its answer here, and the write does not run);
  * - `keys`, after `applied` (the base plants_write returned, no row when a key was live): each answer stored under
- *   its key, its placeholders filled;
- * - `keys_taken`, raising when a key turned live since the snapshot (a write of it committed meanwhile, waited for
- *   under the feed's counter), so that the whole statement rolls back and writes nothing. The statement must read
- *   it (a CTE that only selects runs only when read): KEYS_CHECKED.
+ *   its key, its placeholders filled. A key that turned live since the snapshot (a write of it committed
+ *   meanwhile, waited for under the feed's counter), or an expired row not pruned yet, fails the insert, and the
+ *   whole statement rolls back and writes nothing (claimKeysFirst).
  */
 export function keyedAnswersCte(first: number): { live: string; keys: string } {
   const $ = (index: number) => `$${first + index}`;
@@ -54,22 +53,17 @@ export function keyedAnswersCte(first: number): { live: string; keys: string } {
     WHERE i.caller = r.c AND i.key = r.k AND i.expires_at > now()) AS answer
   FROM unnest(${$(0)}::text[], ${$(1)}::text[]) AS r(c, k)
 )`,
+    // A plain insert: a live or expired row under the key fails the statement (unique_violation), as does one
+    // another transaction is writing, once that commits.
     keys: `keys AS (
   INSERT INTO idempotency_keys (${COLUMNS})
   SELECT r.c, r.k, r.f, r.s, idempotency_fill(r.e, applied.base), r.l, idempotency_fill(r.b, applied.base), to_timestamp(r.x / 1000.0)
   FROM applied, unnest(${$(0)}::text[], ${$(1)}::text[], ${$(2)}::text[], ${$(3)}::int[], ${$(4)}::text[], ${$(5)}::text[], ${$(6)}::text[], ${$(7)}::float8[]) AS r(c, k, f, s, e, l, b, x)
   WHERE applied.base IS NOT NULL
-  ORDER BY r.c, r.k
-  ${REPLACE_EXPIRED} WHERE idempotency_keys.expires_at <= now()
-  RETURNING 1
-), keys_taken AS (
-  SELECT idempotency_key_taken() FROM applied WHERE applied.base IS NOT NULL AND (SELECT count(*) FROM keys) < cardinality(${$(0)}::text[])
 )`,
   };
 }
 
-/** The condition of the statement's last SELECT that makes keys_taken run. */
-export const KEYS_CHECKED = 'NOT EXISTS (SELECT FROM keys_taken)';
 /** The statement's column of the live answers: [caller, key, fingerprint, status, etag, location, body] each. */
 export const LIVE_ANSWERS = '(SELECT json_agg(answer) FROM live WHERE answer IS NOT NULL) AS live';
 /** The condition of the write: none of the keys holds an answer. */
@@ -95,8 +89,12 @@ export class KeysLive extends Error {
  */
 export class ClaimKeysFirst extends Error {}
 
-/** Thrown by a keyed write's statement or raised by keys_taken (migrations/postgres/014): nothing was written. */
-export const claimKeysFirst = (error: unknown): boolean => error instanceof ClaimKeysFirst || (error as { code?: unknown } | null)?.code === 'PSK01';
+/** Thrown by a keyed write's statement, or its keys' insert met a row under one of its keys: nothing was written. */
+export const claimKeysFirst = (error: unknown): boolean => {
+  if (error instanceof ClaimKeysFirst) return true;
+  const { code, constraint } = (error ?? {}) as { code?: unknown; constraint?: unknown };
+  return code === '23505' && constraint === 'idempotency_keys_pkey';
+};
 
 /**
  * The first statement of a PostgreSQL transaction that holds keyed writes: claims each key with a row that only

@@ -10,7 +10,7 @@ import type { TraceContext } from '../tracing';
 import type { ChangeKind } from './plant.events';
 import type { ChangeOutboxRows } from '../change-outbox';
 import type { BatchOutcome, KeepAnswer, WriteOutcome } from './plant.repository';
-import { ClaimKeysFirst, KEYS_CHECKED, keyedAnswersCte, KeysLive, LIVE_ANSWERS, liveAnswers, NONE_LIVE, keyedAnswersValues, versionPlaceholder, type KeyedAnswer } from './plant.idempotency-keys.postgres';
+import { ClaimKeysFirst, keyedAnswersCte, KeysLive, LIVE_ANSWERS, liveAnswers, NONE_LIVE, keyedAnswersValues, versionPlaceholder, type KeyedAnswer } from './plant.idempotency-keys.postgres';
 import { DERIVED_COLUMNS, derivedValues, MEMBERS, selectMembers, timeText, type MemberColumns, type PlantMembers } from './plant.members';
 import { changeEntry } from './plant.outbox';
 import { answerOf, decideWrite, failed, idOf, plantRowOf, rowAfter, type Decision, type EventDraft, type PlantRow, type PlantWrite } from './plant.write-rule';
@@ -69,7 +69,7 @@ function statementOf(webhooks: boolean, keyed: boolean): Statement {
   ctes.push(`applied AS MATERIALIZED (SELECT ${WRITE_PLANTS} AS base${keys === undefined ? '' : ` WHERE ${NONE_LIVE}`})`);
   if (webhooks) ctes.push(OUTBOX);
   if (keys !== undefined) ctes.push(keys.keys);
-  const last = keys === undefined ? 'SELECT base FROM applied' : `SELECT (SELECT base FROM applied) AS base, ${LIVE_ANSWERS} WHERE ${KEYS_CHECKED}`;
+  const last = keys === undefined ? 'SELECT base FROM applied' : `SELECT (SELECT base FROM applied) AS base, ${LIVE_ANSWERS}`;
   const statement = { name, text: `WITH ${ctes.join(', ')}\n${last}` };
   STATEMENTS.set(name, statement);
   return statement;
