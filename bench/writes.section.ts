@@ -3,8 +3,9 @@
 // alternating rounds on one running server with its A/A; PUT replacing stored plants and a create with an
 // Idempotency-Key against a plain create, in instructions under callgrind (bench/instructions.section.ts), with
 // the plain create counted twice for the A/A; on PostgreSQL the same writes by throughput and CPU per plant
-// (bench/writes.postgres.ts). BENCH_WRITES_PARTS=throughput,instructions,postgres,keys runs some of the parts
-// (keys, the idempotency table at 1,000,000 keys, bench/writes.keys.ts, only when named).
+// (bench/writes.postgres.ts). BENCH_WRITES_PARTS=throughput,instructions,postgres,keys,postgres-keys runs some of
+// the parts (keys and postgres-keys, the idempotency table at 1,000,000 keys and its prune, bench/writes.keys.ts
+// and bench/writes.keys.postgres.ts, only when named).
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import type autocannon from 'autocannon';
@@ -12,6 +13,7 @@ import { storeOfPlants } from './create.section';
 import { countInstructions, type Workload } from './instructions.section';
 import { createRequests, CURRENT, f0, f1, f2, freshStore, load, median, met, newId, ROUNDS, start, type SectionResult, type Started } from './lib';
 import { keyRows } from './writes.keys';
+import { postgresKeyRows } from './writes.keys.postgres';
 import { postgresRows } from './writes.postgres';
 import { verdict, type Row } from './writes.verdict';
 import { BATCH, batchRequests, keyedCreateRequests, putRequests, readRequests, replayRequests, storeAnswer, WRITES_STORED } from './writes.loads';
@@ -192,7 +194,8 @@ export async function writesSection(): Promise<SectionResult> {
     ...(PARTS.has('instructions') ? [await instructionRows(stored)] : []),
     ...(PARTS.has('keys') ? [await keyRows(stored)] : []),
   ];
-  const postgres = PARTS.has('postgres') ? await postgresRows() : undefined;
+  const postgresParts = [...(PARTS.has('postgres') ? [await postgresRows()] : []), ...(PARTS.has('postgres-keys') ? [await postgresKeyRows()] : [])];
+  const postgres = postgresParts.length === 0 ? undefined : { rows: postgresParts.flatMap((part) => part.rows), failed: postgresParts.reduce((sum, part) => sum + part.failed, 0) };
   const rows = parts.flatMap((part) => part.rows);
   const failed = [...parts, ...(postgres === undefined ? [] : [postgres])].reduce((sum, part) => sum + part.failed, 0);
   const lines = [
