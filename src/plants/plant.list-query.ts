@@ -56,19 +56,20 @@ const cursorError = (code: 'malformed' | 'mismatch', message: string) =>
   new AppError('invalid_cursor', `cursor: ${message}`, { fields: [{ field: 'cursor', code, message }] });
 
 function parseCursorBody(text: string): CursorBody {
-  const malformed = cursorError('malformed', 'is not a cursor this service made; follow the Link of the previous page, or start again without cursor.');
-  if (text.length > CURSOR_MAX || !/^[A-Za-z0-9_-]+$/.test(text)) throw malformed;
+  // Made only when thrown: an error's stack is taken when it is constructed, and most cursors are good.
+  const malformed = () => cursorError('malformed', 'is not a cursor this service made; follow the Link of the previous page, or start again without cursor.');
+  if (text.length > CURSOR_MAX || !/^[A-Za-z0-9_-]+$/.test(text)) throw malformed();
   let body: unknown;
   try {
     body = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
   } catch {
-    throw malformed;
+    throw malformed();
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw malformed;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw malformed();
   const { s, q, t, k } = body as Record<string, unknown>;
   const optionalText = (value: unknown) => value === undefined || typeof value === 'string';
-  if (typeof s !== 'string' || !isSort(s) || isIdSort(s) || !optionalText(q) || !optionalText(t) || !Array.isArray(k)) throw malformed;
-  if (!keysFit(s, k)) throw malformed;
+  if (typeof s !== 'string' || !isSort(s) || isIdSort(s) || !optionalText(q) || !optionalText(t) || !Array.isArray(k)) throw malformed();
+  if (!keysFit(s, k)) throw malformed();
   return body as CursorBody;
 }
 
