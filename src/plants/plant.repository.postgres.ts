@@ -12,7 +12,7 @@ import { fillSearchKeysPostgres } from './plant.search-keys';
 import { IdempotencyKeyTaken } from './plant.idempotency-keys';
 import { claimKeysFirst, KeysLive } from './plant.idempotency-keys.postgres';
 import { claimingTransaction, repeatsKey, type Settled } from './plant.keyed.postgres';
-import { applyWrites, outcomeOf, type Applied, type AppliedUnit, type BatchWrite } from './plant.write.postgres';
+import { applyWrites, unitOutcome, type Applied, type AppliedUnit, type BatchWrite } from './plant.write.postgres';
 import type { ChangeOutboxRows } from '../change-outbox';
 import type { PlantListQuery } from './plant.list-query';
 import { listStatement, pageOfRows, type ListRow } from './plant.list.postgres';
@@ -26,10 +26,6 @@ function translate(error: unknown): Error {
   if (isUnavailable(error)) return new AppError('store_unavailable', undefined, { cause: error });
   return error instanceof Error ? error : new Error(String(error));
 }
-
-/** A unit's answer as the port gives it: every write's outcome, or its first failure's. */
-const unitOutcome = (answer: AppliedUnit): BatchOutcome => outcomeOf({ unit: [] }, answer) as BatchOutcome;
-
 
 const notMigrated = () => new AppError('store_unavailable', 'The store is not migrated yet; nothing was read or written. Retry later.');
 

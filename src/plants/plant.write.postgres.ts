@@ -171,12 +171,15 @@ function webhookParams(changes: readonly Change[], outbox: ChangeOutboxRows, at:
   ];
 }
 
-/** A batch entry's outcome as the port answers it: a write's, or a unit's (each write's, or its first failure's). */
-export function outcomeOf(entry: BatchWrite, result: Applied | AppliedUnit): WriteOutcome | BatchOutcome {
-  if ('write' in entry) return answerOf((result as Applied).decision, (result as Applied).pos);
-  const unit = result as AppliedUnit;
+/** A unit's answer as the port gives it: every write's outcome, or its first failure's. */
+export function unitOutcome(unit: AppliedUnit): BatchOutcome {
   if ('failed' in unit) return { outcome: 'failed', index: unit.failed, result: answerOf(unit.decision, undefined) };
   return { outcome: 'applied', results: unit.unit.map(({ decision, pos }) => answerOf(decision, pos)) };
+}
+
+/** A batch entry's outcome as the port answers it: a write's, or a unit's. */
+export function outcomeOf(entry: BatchWrite, result: Applied | AppliedUnit): WriteOutcome | BatchOutcome {
+  return 'write' in entry ? answerOf((result as Applied).decision, (result as Applied).pos) : unitOutcome(result as AppliedUnit);
 }
 
 /** The answers a keyed batch stores, rendered with versionPlaceholder; ClaimKeysFirst when one stores nothing. */
