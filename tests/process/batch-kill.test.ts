@@ -5,6 +5,7 @@ import { createTestDatabase, queryJson } from '../helpers/postgres';
 import { describeWith } from '../helpers/optional-services';
 import { freePort } from '../helpers/ports';
 import { requestsUntilKilled } from '../helpers/raw-request';
+import { sendUntilKilled } from '../helpers/kill-midway';
 import { startServer, tempDataDir, type ServerProcess } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
 import { WEBHOOK_SECRET } from '../helpers/webhook-receiver';
@@ -33,40 +34,25 @@ function batchBody(ids: readonly number[], failsLast: boolean): string {
 }
 
 /** Sends batches, IN_FLIGHT at once, and SIGKILLs the server up to 40 ms after the KILL_AT-th 200; resolves once every request is settled. */
-async function sendUntilKilled(server: ServerProcess): Promise<Sent[]> {
-  const sent: Sent[] = [];
-  let ok = 0;
-  let killing = false;
-  let killed = false;
-  await new Promise<void>((resolve) => {
-    let running = 0;
-    const launch = () => {
-      while (!killed && running < IN_FLIGHT) {
-        const index = sent.length;
-        const failsLast = index % 3 === 2;
-        const size = (SIZES[index % SIZES.length] as number) - (failsLast ? 1 : 0);
-        const batch: Sent = { ids: Array.from({ length: size }, () => uniqueId()), failsLast };
-        sent.push(batch);
-        running += 1;
-        void requests.send(server.url, 'POST', '/plants/batch', { body: batchBody(batch.ids, failsLast) }).then(({ status }) => {
-          running -= 1;
-          batch.status = status;
-          if (status === 200) ok += 1;
-          if (!killing && ok >= KILL_AT) {
-            killing = true;
-            // A moment later, not at an answer (on SQLite a commit and its answers run in one event-loop turn),
-            // with batches still being sent: IN_FLIGHT of them are in the process then.
-            setTimeout(() => {
-              killed = true;
-              server.child.kill('SIGKILL');
-            }, Math.random() * 40);
-          }
-          if (running === 0 && killed) resolve();
-          else launch();
-        });
-      }
-    };
-    launch();
+async function batchesUntilKilled(server: ServerProcess): Promise<Sent[]> {
+  let index = 0;
+  const { sent } = await sendUntilKilled<Sent>(server, {
+    next: () => {
+      const failsLast = index % 3 === 2;
+      const size = (SIZES[index % SIZES.length] as number) - (failsLast ? 1 : 0);
+      index += 1;
+      const batch: Sent = { ids: Array.from({ length: size }, () => uniqueId()), failsLast };
+      const send = async () => {
+        batch.status = (await requests.send(server.url, 'POST', '/plants/batch', { body: batchBody(batch.ids, failsLast) })).status;
+        return batch.status === 200;
+      };
+      return { item: batch, send };
+    },
+    inFlight: IN_FLIGHT,
+    killAfter: KILL_AT,
+    // A moment later, not at an answer (on SQLite a commit and its answers run in one event-loop turn), with
+    // batches still being sent: IN_FLIGHT of them are in the process then.
+    delayMs: () => 1 + Math.random() * 40,
   });
   return sent;
 }
@@ -126,7 +112,7 @@ async function killAndCheck(env: Record<string, string>, read: () => Stored) {
   const sent: Sent[] = [];
   for (let kill = 0; kill < KILLS; kill += 1) {
     const killed = await startServer(hooks);
-    sent.push(...(await sendUntilKilled(killed)));
+    sent.push(...(await batchesUntilKilled(killed)));
     await killed.exited;
   }
   const second = await startServer(hooks);

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { aNewPlant } from '../helpers/plants';
 import { startServer, tempDataDir } from '../helpers/server-process';
+import { sendUntilKilled } from '../helpers/kill-midway';
 import { TOKEN } from '../helpers/test-app';
 import { requestsUntilKilled } from '../helpers/raw-request';
 
@@ -18,30 +19,24 @@ describe('deletes survive kill -9', () => {
     for (let i = 0; i < plants.length; i += 50) {
       await Promise.all(plants.slice(i, i + 50).map((plant) => send(first.url, 'POST', '/plants', JSON.stringify(plant))));
     }
+    const queue = plants.map(({ id }) => id as number);
     const deleted: number[] = [];
-    let killed = false;
-
-    await new Promise<void>((resolve) => {
-      let next = 0;
-      let running = 0;
-      const launch = () => {
-        while (!killed && running < 25 && next < plants.length) {
-          const id = (plants[next++] as { id: number }).id;
-          running += 1;
-          void send(first.url, 'DELETE', `/plants/${id}`).then((status) => {
-            running -= 1;
-            if (status === 204) deleted.push(id);
-            // SIGKILL the moment the hundredth 204 is in: deletes around it are still in flight.
-            if (!killed && deleted.length >= 100) {
-              killed = true;
-              first.child.kill('SIGKILL');
-            }
-            if (running === 0 && (killed || next >= plants.length)) resolve();
-            else launch();
-          });
-        }
-      };
-      launch();
+    // SIGKILL the moment the hundredth 204 is in: deletes around it are still in flight.
+    await sendUntilKilled(first, {
+      next: () => {
+        const id = queue.shift();
+        if (id === undefined) return undefined;
+        return {
+          item: id,
+          send: async () => {
+            const deletedNow = (await send(first.url, 'DELETE', `/plants/${id}`)) === 204;
+            if (deletedNow) deleted.push(id);
+            return deletedNow;
+          },
+        };
+      },
+      inFlight: 25,
+      killAfter: 100,
     });
     await first.exited;
     const second = await startServer({ DATABASE_URL: database });

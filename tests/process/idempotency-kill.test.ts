@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { aNewPlant } from '../helpers/plants';
 import { startServer, tempDataDir } from '../helpers/server-process';
+import { sendUntilKilled } from '../helpers/kill-midway';
 import { TOKEN } from '../helpers/test-app';
 import { requestsUntilKilled } from '../helpers/raw-request';
 
@@ -26,32 +27,15 @@ describe('Idempotency-Key survives kill -9', () => {
       await Promise.all(plants.slice(i, i + 50).map((plant) => send(first.url, 'POST', '/plants', undefined, JSON.stringify(plant))));
     }
     const keyOf = (id: number) => `delete-${id}`;
-    const sent: number[] = [];
-    let answered = 0;
-    let killed = false;
-
-    await new Promise<void>((resolve) => {
-      let next = 0;
-      let running = 0;
-      const launch = () => {
-        while (!killed && running < 25 && next < plants.length) {
-          const id = (plants[next++] as { id: number }).id;
-          running += 1;
-          sent.push(id);
-          void send(first.url, 'DELETE', `/plants/${id}`, keyOf(id)).then(({ status }) => {
-            running -= 1;
-            if (status === 204) answered += 1;
-            // SIGKILL the moment the hundredth 204 is in: deletes around it are committed, unanswered or not yet applied.
-            if (!killed && answered >= 100) {
-              killed = true;
-              first.child.kill('SIGKILL');
-            }
-            if (running === 0 && (killed || next >= plants.length)) resolve();
-            else launch();
-          });
-        }
-      };
-      launch();
+    const queue = plants.map(({ id }) => id as number);
+    // SIGKILL the moment the hundredth 204 is in: deletes around it are committed, unanswered or not yet applied.
+    const { sent, counted: answered } = await sendUntilKilled(first, {
+      next: () => {
+        const id = queue.shift();
+        return id === undefined ? undefined : { item: id, send: async () => (await send(first.url, 'DELETE', `/plants/${id}`, keyOf(id))).status === 204 };
+      },
+      inFlight: 25,
+      killAfter: 100,
     });
     await first.exited;
     const second = await startServer({ DATABASE_URL: database });
