@@ -35,6 +35,17 @@ function storedKeys(target: TestApp): number {
   return count.n;
 }
 
+/** Makes every stored key expired, as time would, before the background prune (every minute here) comes by. */
+function expireKeys(target: TestApp): void {
+  if (target.store === 'postgres') {
+    queryJson<number>(target.dbPath, "WITH expired AS (UPDATE idempotency_keys SET expires_at = now() - interval '1 second' RETURNING 1) SELECT count(*) FROM expired");
+    return;
+  }
+  const db = new Database(target.dbPath);
+  db.prepare('UPDATE idempotency_keys SET expires_at = ?').run(Date.now() - 1000);
+  db.close();
+}
+
 /** Holds the plants table's write lock from a connection of its own (reads go on) until the returned release. */
 async function holdWrites(target: TestApp): Promise<() => Promise<void>> {
   if (target.store === 'postgres') {
@@ -208,6 +219,20 @@ describe('Idempotency-Key expiry', () => {
     expect({ status: response.status, replayed: response.headers['idempotent-replayed'] }).toEqual({ status: 200, replayed: undefined });
     await sleep(2500);
     expect(storedKeys(short)).toBe(0);
+  });
+
+  it('when a key has expired and is not pruned yet, then it is absent already: another request with it is processed, and its answer stored', async () => {
+    const key = aKey();
+    await send(app, 'post', '/plants', aNewPlant(), key);
+    expireKeys(app);
+
+    const plant = aNewPlant();
+    const response = await send(app, 'post', '/plants', plant, key);
+    const again = await send(app, 'post', '/plants', plant, key);
+
+    expect({ status: response.status, replayed: response.headers['idempotent-replayed'] }).toEqual({ status: 200, replayed: undefined });
+    expect({ ...answer(again), replayed: again.headers['idempotent-replayed'] }).toEqual({ ...answer(response), replayed: 'true' });
+    expect(storedFeed(app, [plant.id as number])).toHaveLength(1);
   });
 });
 
