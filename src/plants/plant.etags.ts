@@ -7,8 +7,8 @@ import type { Expected } from './plant.repository';
 import type { PutExpected } from './plant.write-rule';
 
 /**
- * How a version is written into an answer: its digits, or (a keyed commit on PostgreSQL, plant.idempotency-keys.ts)
- * a placeholder that the commit's statement replaces with the position it takes.
+ * How a version is written into an answer: its digits, or (a keyed commit on PostgreSQL,
+ * plant.idempotency-keys.postgres.ts) a placeholder that the commit's statement replaces with the position it takes.
  */
 export type VersionText = (version: bigint) => string;
 

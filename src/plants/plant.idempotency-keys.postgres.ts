@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import type { PgPool } from '../db/database.postgres';
 import type { VersionText } from './plant.etags';
-import { COLUMNS, REPLACE_EXPIRED, storedAnswerOf, type AnswerRow, type IdempotencyKeys } from './plant.idempotency-keys';
+import { COLUMNS, keySlot, REPLACE_EXPIRED, storedAnswerOf, type AnswerRow, type IdempotencyKeys } from './plant.idempotency-keys';
 import type { BatchOutcome, KeepAnswer, RenderedAnswer, StoredAnswer, WriteOutcome } from './plant.repository';
 
 /** The transaction's connection. */
@@ -71,9 +71,9 @@ export const NONE_LIVE = 'NOT EXISTS (SELECT FROM live WHERE answer IS NOT NULL)
 
 type LiveRow = [string, string, string, number, string | null, string | null, string | null];
 
-/** The live answers a keyed statement returned, by `caller\nkey`. */
+/** The live answers a keyed statement returned, by keySlot. */
 export function liveAnswers(rows: readonly LiveRow[]): Map<string, StoredAnswer> {
-  return new Map(rows.map(([caller, key, fingerprint, status, etag, location, body]) => [`${caller}\n${key}`, storedAnswerOf({ fingerprint, status, etag, location, body })]));
+  return new Map(rows.map(([caller, key, fingerprint, status, etag, location, body]) => [keySlot(caller, key), storedAnswerOf({ fingerprint, status, etag, location, body })]));
 }
 
 /** A keyed batch some of whose keys already hold answers: nothing was written; those writes replay them. */
@@ -106,7 +106,7 @@ export const claimKeysFirst = (error: unknown): boolean => {
 export async function claimKeysPostgres(client: Queryable, keeps: readonly KeepAnswer[]): Promise<Set<number>> {
   // One claim per key: a key twice in one statement would fail it whole. This process's in-flight set keeps a key
   // out of a second request while its first is open, so a repeat is taken, as it would be in a later commit.
-  const slot = (keep: KeepAnswer) => `${keep.caller}\n${keep.key}`;
+  const slot = (keep: KeepAnswer) => keySlot(keep.caller, keep.key);
   const firsts = new Map(keeps.toReversed().map((keep) => [slot(keep), keep]));
   const unique = [...firsts.values()];
   const { rows } = await client.query<{ caller: string; key: string }>({
@@ -118,7 +118,7 @@ WHERE idempotency_keys.expires_at <= now()
 RETURNING caller, key`,
     values: [unique.map((keep) => keep.caller), unique.map((keep) => keep.key), unique.map((keep) => keep.fingerprint), unique.map((keep) => keep.expiresAt)],
   });
-  const claimed = new Set(rows.map((row) => `${row.caller}\n${row.key}`));
+  const claimed = new Set(rows.map((row) => keySlot(row.caller, row.key)));
   return new Set(keeps.flatMap((keep, index) => (claimed.has(slot(keep)) && firsts.get(slot(keep)) === keep ? [] : [index])));
 }
 

@@ -25,6 +25,9 @@ export type IdempotencyKeys = {
   prune(now: number, limit: number): Promise<number>;
 };
 
+/** One key of one caller, as one string: what a process holds in flight and a statement's answers are matched by. */
+export const keySlot = (caller: string, key: string): string => `${caller}\n${key}`;
+
 export type AnswerRow = { fingerprint: string; status: number | bigint; etag: string | null; location: string | null; body: string | null };
 
 export const storedAnswerOf = (row: AnswerRow): StoredAnswer => ({

@@ -13,7 +13,7 @@ import { AppError, catalogue } from '../errors';
 import { sendJson } from '../http/output';
 import type { Logger } from '../logger';
 import { localsOf } from '../request-locals';
-import { IdempotencyKeyTaken, type IdempotencyKeys, type StoredAnswer } from './plant.idempotency-keys';
+import { IdempotencyKeyTaken, keySlot, type IdempotencyKeys, type StoredAnswer } from './plant.idempotency-keys';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -102,7 +102,7 @@ export function idempotent({ keys, ttlMs, callerOf, logger }: IdempotencyOptions
       return;
     }
     const caller = callerOf(req);
-    const slot = `${caller}\n${key}`;
+    const slot = keySlot(caller, key);
     if (inFlight.has(slot)) {
       throw new AppError('idempotency_key_in_use', `${IDEMPOTENCY_HEADER}: a request with this key is still in progress; retry after the number of seconds in Retry-After.`, { headers: { 'Retry-After': '1' } });
     }
@@ -138,7 +138,7 @@ export function idempotent({ keys, ttlMs, callerOf, logger }: IdempotencyOptions
 
 /** A keyed request that failed before its store read the key: a client's error (4xx), with a store that reads keys in its write. */
 const failedUnread = (error: unknown, keys: IdempotencyKeys): boolean =>
-  keys.checkedByWrite && error instanceof AppError && !(error instanceof IdempotencyKeyTaken) && catalogue[error.reason].status < 500;
+  keys.checkedByWrite && error instanceof AppError && catalogue[error.reason].status < 500;
 
 /**
  * After the controller: a store that met the key already holding an answer (a request sent again, or one another

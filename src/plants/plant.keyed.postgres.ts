@@ -5,7 +5,7 @@
  */
 import type { PgPool } from '../db/database.postgres';
 import type { ChangeOutboxRows } from '../change-outbox';
-import { IdempotencyKeyTaken } from './plant.idempotency-keys';
+import { IdempotencyKeyTaken, keySlot } from './plant.idempotency-keys';
 import { claimKeysPostgres, finishKeysPostgres } from './plant.idempotency-keys.postgres';
 import { applyWrites, outcomeOf, type Applied, type AppliedBatch, type AppliedUnit, type BatchWrite } from './plant.write.postgres';
 
@@ -14,8 +14,21 @@ export type Settled = { applied: (Applied | AppliedUnit | IdempotencyKeyTaken)[]
 
 /** Whether two keyed entries of a batch carry one caller's key: its statement could store only one of them. */
 export function repeatsKey(batch: readonly BatchWrite[]): boolean {
-  const slots = batch.flatMap(({ keep }) => (keep === undefined ? [] : [`${keep.caller}\n${keep.key}`]));
+  const slots = batch.flatMap(({ keep }) => (keep === undefined ? [] : [keySlot(keep.caller, keep.key)]));
   return new Set(slots).size < slots.length;
+}
+
+/**
+ * The batch's outcomes in its order: each entry `takenOf` answers, that IdempotencyKeyTaken; the others, the
+ * outcomes of the writes applied without them, in turn.
+ */
+export function inBatchOrder(
+  batch: readonly BatchWrite[],
+  takenOf: (entry: BatchWrite, index: number) => IdempotencyKeyTaken | undefined,
+  applied: Settled['applied'],
+): Settled['applied'] {
+  const results = applied.values();
+  return batch.map((entry, index) => takenOf(entry, index) ?? (results.next().value as Settled['applied'][number]));
 }
 
 /**
@@ -35,8 +48,7 @@ export async function claimingTransaction(pool: PgPool, batch: readonly BatchWri
     const taken = new Set([...(await claimKeysPostgres(client, keyed.map(({ keep }) => keep)))].map((at) => (keyed[at] as { index: number }).index));
     const open = batch.filter((_, index) => !taken.has(index));
     const done: AppliedBatch = open.length === 0 ? { applied: [], changed: 0 } : await applyWrites(client, open, Date.now(), outbox);
-    const results = done.applied.values();
-    const applied = batch.map((_, index) => (taken.has(index) ? new IdempotencyKeyTaken() : (results.next().value as Applied | AppliedUnit)));
+    const applied = inBatchOrder(batch, (_, index) => (taken.has(index) ? new IdempotencyKeyTaken() : undefined), done.applied);
     const kept = batch.flatMap((entry, index) => {
       const result = applied[index];
       if (entry.keep === undefined || result === undefined || result instanceof IdempotencyKeyTaken) return [];

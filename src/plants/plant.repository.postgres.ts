@@ -9,9 +9,9 @@ import type { BatchOutcome, ChangeContext, FoundPlant, PlantRepository, PlantsPa
 import { GroupCommit, type Queued } from '../db/group-commit';
 import { plantJson, plantsJson } from './plant.json';
 import { fillSearchKeysPostgres } from './plant.search-keys';
-import { IdempotencyKeyTaken } from './plant.idempotency-keys';
+import { IdempotencyKeyTaken, keySlot } from './plant.idempotency-keys';
 import { claimKeysFirst, KeysLive } from './plant.idempotency-keys.postgres';
-import { claimingTransaction, repeatsKey, type Settled } from './plant.keyed.postgres';
+import { claimingTransaction, inBatchOrder, repeatsKey, type Settled } from './plant.keyed.postgres';
 import { applyWrites, unitOutcome, type Applied, type AppliedUnit, type BatchWrite } from './plant.write.postgres';
 import type { ChangeOutboxRows } from '../change-outbox';
 import type { PlantListQuery } from './plant.list-query';
@@ -203,14 +203,13 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
 
   /** The writes whose keys hold answers are taken, with those answers; the rest of the batch is applied again. */
   private async withoutLive(batch: BatchWrite[], answers: Map<string, StoredAnswer>): Promise<Settled> {
-    const storedOf = ({ keep }: BatchWrite) => (keep === undefined ? undefined : answers.get(`${keep.caller}\n${keep.key}`));
+    const storedOf = ({ keep }: BatchWrite) => (keep === undefined ? undefined : answers.get(keySlot(keep.caller, keep.key)));
     const rest = batch.filter((entry) => storedOf(entry) === undefined);
     const done: Settled = rest.length === 0 ? { applied: [], changed: 0 } : await this.transaction(rest);
-    const results = done.applied.values();
-    const applied = batch.map((entry) => {
+    const takenOf = (entry: BatchWrite) => {
       const stored = storedOf(entry);
-      return stored === undefined ? (results.next().value as Settled['applied'][number]) : new IdempotencyKeyTaken(stored);
-    });
-    return { applied, changed: done.changed };
+      return stored === undefined ? undefined : new IdempotencyKeyTaken(stored);
+    };
+    return { applied: inBatchOrder(batch, takenOf, done.applied), changed: done.changed };
   }
 }

@@ -207,12 +207,12 @@ async function attempt(client: Queryable, batch: readonly BatchWrite[], at: numb
   const read = guess ? new Map<bigint, PlantRow>() : await readRows(client, batch);
   const rows = new Map<bigint, PlantRow | undefined>(read);
   const { applied, changes } = decideAll(batch, rows, timeText(at));
-  // Rendered now, while each position is still its offset in the batch.
-  const answers = keyed ? keyedAnswers(batch, applied) : [];
   if (changes.length === 0) {
     if (keyed) throw new ClaimKeysFirst();
     return { applied, changed: 0 };
   }
+  // Rendered now, while each position is still its offset in the batch.
+  const answers = keyed ? keyedAnswers(batch, applied) : [];
   let values = [at, ...writeParams(changes, read, rows)];
   if (outbox !== undefined) values = values.concat(webhookParams(changes, outbox, at));
   if (answers.length > 0) values = values.concat(keyedAnswersValues(answers));
