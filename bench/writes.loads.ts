@@ -64,6 +64,23 @@ export function replayRequests(key: string, id: number): autocannon.Request[] {
   return [{ method: 'POST', path: '/plants', headers: { ...JSON_WRITE, 'idempotency-key': key }, body: plantOf(id) }];
 }
 
+/** Replays of `stored` keys taken in turn, each the create its first request made, with its key again. */
+export function replaysInTurn(stored: readonly { key: string; id: number }[]): autocannon.Request[] {
+  let sent = 0;
+  return [
+    {
+      method: 'POST',
+      path: '/plants',
+      headers: JSON_WRITE,
+      setupRequest: (request) => {
+        const { key, id } = stored[sent % stored.length] as { key: string; id: number };
+        sent += 1;
+        return { ...request, headers: { ...JSON_WRITE, 'idempotency-key': key }, body: plantOf(id) };
+      },
+    },
+  ];
+}
+
 /** The first request of a replay load, sent once: it stores the answer (a create: 200) the load then replays. */
 export async function storeAnswer(port: number, key: string, id: number): Promise<void> {
   const response = await fetch(`http://127.0.0.1:${port}/plants`, { method: 'POST', headers: { ...JSON_WRITE, 'idempotency-key': key }, body: plantOf(id) });

@@ -9,7 +9,7 @@
 import type autocannon from 'autocannon';
 import { backendTicks, freshDatabase } from './postgres.section';
 import { cpuTicks, createRequests, f0, f1, f2, load, median, met, newId, ROUNDS, start, TICKS_PER_SECOND, TOKEN, type Started } from './lib';
-import { BATCH, batchRequests, keyedCreateRequests, readRequests, replayRequests, storeAnswer, WRITES_STORED } from './writes.loads';
+import { BATCH, batchRequests, keyedCreateRequests, readRequests, replaysInTurn, storeAnswer, WRITES_STORED } from './writes.loads';
 import { verdict, type Row } from './writes.verdict';
 
 const PG_SECONDS = Number(process.env.BENCH_WRITES_PG_SECONDS ?? process.env.BENCH_WRITES_SECONDS ?? 5);
@@ -20,16 +20,6 @@ const READ_CONNECTIONS = 20;
  * since requests with one key at once are answered 409 while one of them is in flight (the write reads the key).
  */
 const REPLAYED = Array.from({ length: 1_000 }, (_, index) => ({ key: `bench-pg-replay-${process.pid}-${index}`, id: newId() }));
-let replays = 0;
-const replayedRequests = (): autocannon.Request[] =>
-  replayRequests(REPLAYED[0]?.key ?? '', REPLAYED[0]?.id ?? 0).map((request) => ({
-    ...request,
-    setupRequest: () => {
-      replays += 1;
-      const { key, id } = REPLAYED[replays % REPLAYED.length] as { key: string; id: number };
-      return replayRequests(key, id)[0] as autocannon.Request;
-    },
-  }));
 const BATCH_CONNECTIONS = 2;
 /** The mixed load: one create in MIXED_EVERY carries a key. */
 const MIXED_EVERY = 10;
@@ -45,7 +35,7 @@ const LOADS = {
   batch: { requests: batchRequests, connections: BATCH_CONNECTIONS, plantsPerRequest: BATCH },
   batchAlone: { requests: batchRequests, connections: 1, plantsPerRequest: BATCH },
   // Per request, not per plant: a replay writes nothing, a read reads one plant.
-  replay: { requests: replayedRequests, connections: READ_CONNECTIONS, plantsPerRequest: 1 },
+  replay: { requests: () => replaysInTurn(REPLAYED), connections: READ_CONNECTIONS, plantsPerRequest: 1 },
   read: { requests: readRequests, connections: READ_CONNECTIONS, plantsPerRequest: 1 },
 } satisfies Record<string, Load>;
 type Name = keyof typeof LOADS;
