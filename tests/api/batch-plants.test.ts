@@ -84,7 +84,8 @@ describe('POST /plants/batch', () => {
 
     const feed = storedFeed(app, [x.id as number, y, z.id as number]);
     expect([first.status, failed.status, last.status]).toEqual([200, 404, 200]);
-    expect(feed.map((event) => event.id)).toEqual([BigInt(x.id as number), BigInt(z.id as number)]);
+    // The two creates race on connections of their own: either may arrive first.
+    expect(new Set(feed.map((event) => event.id))).toEqual(new Set([BigInt(x.id as number), BigInt(z.id as number)]));
     expect((feed[1]?.pos ?? 0n) - (feed[0]?.pos ?? 0n)).toBe(1n);
     expect(storedPlant(app, y)).toBeUndefined();
   });
