@@ -7,7 +7,7 @@
  * resource reports to metrics without either importing the other; change-outbox.ts so a resource's repository and
  * the webhook outbox share a port without importing each other; json-text.ts so a resource's feed and the webhook
  * delivery escape the same line separators; transfer.ts so a resource's export and import and src/backup share what
- * they hand each other.
+ * they hand each other; tenant.ts so auth, resources and stores name a tenant's key with one type.
  */
 export const GROUND = [
   'src/config',
@@ -22,6 +22,7 @@ export const GROUND = [
   'src/change-outbox.ts',
   'src/json-text.ts',
   'src/transfer.ts',
+  'src/tenant.ts',
 ];
 
 /** Each room and the rooms it may import besides itself and the ground; everything else in src/ is refused. */

@@ -18,6 +18,8 @@ import type { Logger } from './logger';
 import type { Metrics } from './metrics';
 import { buildOpenApiDocument } from './openapi';
 import type { Mounted, RouteKit } from './resource';
+import { SHARED_TENANT, type TenantKey } from './tenant';
+import { localsOf } from './request-locals';
 
 /** The variables the HTTP app reads; the rest of the configuration is the service's and the store's. */
 export type AppConfig = Pick<Config, 'trustProxy' | 'corsOrigins' | 'docsEnabled' | 'loadShedLagMs' | 'rateLimitPerMinute' | 'bodyLimitBytes' | 'batchBodyLimitBytes' | 'oidc'>;
@@ -79,6 +81,11 @@ const CORS = {
 function callerKey(req: Request): string {
   const credentials = readCredentials(req);
   return credentials.kind === 'valid' ? credentials.rateKey : 'anonymous';
+}
+
+/** The tenant auth decided for the request (src/auth sets it on res.locals); the shared one when it set none. */
+function tenantOfRequest(req: Request): TenantKey {
+  return (req.res === undefined ? undefined : localsOf(req.res).tenant) ?? SHARED_TENANT;
 }
 
 /** Builds the whole HTTP app from its dependencies; reads no environment and listens on nothing. */
@@ -143,6 +150,7 @@ export function createApp({ config, logger, resources, access, readiness, lifecy
     leaseOf: readLease,
     charge: limiter === undefined ? () => Promise.resolve() : limiter.charge,
     callerOf: callerKey,
+    tenantOf: tenantOfRequest,
   };
   for (const { parts } of resources) parts.routes(app, kit);
 

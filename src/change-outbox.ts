@@ -5,6 +5,7 @@
  * imports the other, and no SQL text or parameter position crosses between them. Ground floor: imports nothing of
  * the service but tracing.
  */
+import type { TenantKey } from './tenant';
 import type { TraceContext } from './tracing';
 
 /** One change, as its webhook events are written: one per subscriber, when WEBHOOK_EVENTS names the type. */
@@ -19,6 +20,8 @@ export type ChangeEntry = {
   bare?: boolean;
   /** The caller's W3C trace, continued by the deliveries. */
   trace?: TraceContext;
+  /** The tenant whose resource changed, named in each delivery (absent: the shared tenant). */
+  tenant?: TenantKey;
 };
 
 /**
@@ -29,7 +32,7 @@ export type ChangeEntry = {
 export type ChangeOutbox = { record(entry: ChangeEntry): void };
 
 /** One outbox row as data: what a store that writes the rows in its own statement inserts. */
-export type OutboxRow = { eventId: string; subscriber: string; subject: bigint; type: string; payload: string; trace: string | null };
+export type OutboxRow = { eventId: string; subscriber: string; subject: bigint; type: string; payload: string; trace: string | null; tenant?: TenantKey };
 
 /**
  * For a store that writes the outbox rows in the statement that applies its batch (PostgreSQL): `rowsOf` answers

@@ -3,9 +3,12 @@
  * localsOf. Ground floor: the credentials the auth middleware resolves are src/auth's own (readCredentials).
  */
 import type { ServerResponse } from 'node:http';
+import type { TenantKey } from './tenant';
 import type { TraceContext } from './tracing';
 
 export type RequestLocals = {
+  /** The tenant the request acts in, once auth decided it (src/auth); absent before, and with tenants off. */
+  tenant?: TenantKey;
   /** The request id, logged on every line about the request and sent back as X-Request-Id. */
   reqId?: string;
   /** The caller's W3C trace, when it sent a valid traceparent. */

@@ -17,6 +17,7 @@ import type { Part } from './lifecycle';
 import type { Logger } from './logger';
 import type { FeedObserver, StoreObserver } from './observers';
 import type { JsonSchema } from './openapi-responses';
+import type { TenantKey } from './tenant';
 
 export type Resource = {
   /** Its OpenAPI tag and the first segment of its paths, e.g. `plants`. */
@@ -115,6 +116,8 @@ export type RouteKit = {
   charge: (req: Request, weight: number) => Promise<void>;
   /** Who the request is for what the service keeps per caller (Idempotency-Key): a token's or a JWT subject's identity. */
   callerOf: (req: Request) => string;
+  /** The tenant the request acts in (the shared one with tenants off): every read and write of it names this key. */
+  tenantOf: (req: Request) => TenantKey;
 };
 
 /** A registered resource with the parts its store built: what createApp mounts. */

@@ -37,7 +37,7 @@ function partsOver(plants: PlantRepository & PlantEventLog, feed: PlantFeed, key
   return {
     repository: plants,
     routes: (app, kit) => {
-      const controller = new PlantController(new PlantService(plants), feed, (req) => kit.grants(req, READ), kit.leaseOf, kit.charge);
+      const controller = new PlantController(new PlantService(plants), feed, (req) => kit.grants(req, READ), kit.leaseOf, kit.tenantOf, kit.charge);
       plantRoutes(app, controller, kit, { idempotent: idempotent({ keys, ttlMs, callerOf: kit.callerOf, logger: context.logger }), taken: replayTakenKey(keys) });
     },
     background: [

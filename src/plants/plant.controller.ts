@@ -12,6 +12,7 @@ import { batchJson, parseBatch } from './plant.batch';
 import { etagOf, expectedVersions, noneMatch, noneMatchAny, putExpected } from './plant.etags';
 import { batchAnswer, createAnswer, deleteAnswer, putAnswer, updateAnswer } from './plant.answers';
 import type { ChangeContext, KeepAnswer } from './plant.repository';
+import type { TenantKey } from '../tenant';
 
 // A feed position as sent in Last-Event-ID: plain decimal, 0 to 2^63 - 1.
 const POSITION = /^(?:0|[1-9][0-9]{0,18})$/;
@@ -22,14 +23,15 @@ const parseId = (text: string): bigint => int64Param('id', text, plantIdParamSch
 export class PlantController {
   /**
    * `mayRead`: whether the caller's credentials grant plants:read; `leaseOf`: how long they hold, so a change
-   * stream ends when they do (src/auth decides both; this layer cannot import it); `charge`: the rate limit's
-   * count for a batch.
+   * stream ends when they do (src/auth decides both; this layer cannot import it); `tenantOf`: the tenant the
+   * request acts in, which every call below names; `charge`: the rate limit's count for a batch.
    */
   constructor(
     private readonly service: PlantService,
     private readonly feed: PlantFeed,
     private readonly mayRead: (req: Request) => boolean,
     private readonly leaseOf: (req: Request) => StreamLease | undefined,
+    private readonly tenantOf: (req: Request) => TenantKey,
     private readonly charge: (req: Request, weight: number) => Promise<void> = () => Promise.resolve(),
   ) {}
 
@@ -51,7 +53,7 @@ export class PlantController {
       return;
     }
     const { after, tag, q } = parsed.data;
-    await this.feed.open({ after: fromHeader ?? after, tag, q, malformed, lease: this.leaseOf(req) }, () => {
+    await this.feed.open({ tenant: this.tenantOf(req), after: fromHeader ?? after, tag, q, malformed, lease: this.leaseOf(req) }, () => {
       res.writeHead(200, headers);
       res.flushHeaders();
       return res;
@@ -61,7 +63,7 @@ export class PlantController {
   create = async (req: Request, res: Response): Promise<void> => {
     const parsed = newPlantSchema.safeParse(req.body);
     if (!parsed.success) throw invalid('invalid_field', parsed.error, req.body as Record<string, unknown>);
-    const { plant, version } = await this.service.create(parsed.data, contextOf(res, createAnswer));
+    const { plant, version } = await this.service.create(this.tenantOf(req), parsed.data, contextOf(res, createAnswer));
     // The Plant body: name and tag as stored, tag left out when absent, never the id. The headers res.json sets.
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('ETag', etagOf(version));
@@ -78,7 +80,7 @@ export class PlantController {
     rejectEmptyId(req);
     rejectMalformedQuery(req.originalUrl);
     const request = parseListRequest(req.query, req.headers.prefer);
-    const page = await this.service.list(request.read);
+    const page = await this.service.list(this.tenantOf(req), request.read);
     res.setHeader('Vary', 'Prefer');
     res.setHeader('Feed-Position', String(page.position));
     if (page.total !== undefined) {
@@ -94,7 +96,7 @@ export class PlantController {
   };
 
   get = async (req: Request, res: Response): Promise<void> => {
-    const { json, version } = await this.service.get(parseId(req.params.id as string));
+    const { json, version } = await this.service.get(this.tenantOf(req), parseId(req.params.id as string));
     const etag = etagOf(version);
     res.set('ETag', etag);
     // RFC 9110 13.1.2: a current tag in If-None-Match is a 304, headers and no body.
@@ -115,7 +117,7 @@ export class PlantController {
     rejectOtherId(id, bodyId);
     const mayRead = this.mayRead(req);
     const context = contextOf(res, (outcome, text) => updateAnswer(outcome, mayRead, text));
-    const { plant, version } = await this.service.update(id, patch, expectedVersions(req.headers['if-match']), context);
+    const { plant, version } = await this.service.update(this.tenantOf(req), id, patch, expectedVersions(req.headers['if-match']), context);
     res.setHeader('ETag', etagOf(version));
     if (mayRead) sendNoStoreJson(res, plantJson(plant));
     else res.set('Cache-Control', 'no-store').status(204).end();
@@ -139,7 +141,7 @@ export class PlantController {
     rejectOtherId(id, bodyId);
     const expected = putExpected(req.headers['if-match'], createOnly === true);
     const location = pathOf(req, `/plants/${id}`);
-    const { plant: stored, version, created } = await this.service.put(id, plant, expected, contextOf(res, (outcome, text) => putAnswer(outcome, location, text)));
+    const { plant: stored, version, created } = await this.service.put(this.tenantOf(req), id, plant, expected, contextOf(res, (outcome, text) => putAnswer(outcome, location, text)));
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('ETag', etagOf(version));
     if (created) res.status(201).setHeader('Location', location);
@@ -155,12 +157,12 @@ export class PlantController {
     // A batch counts as its number of operations against the rate limit (the limiter counted one).
     await this.charge(req, writes.length);
     const mayRead = this.mayRead(req);
-    const outcomes = await this.service.batch(writes, contextOf(res, (outcome, text) => batchAnswer(writes, outcome, mayRead, text)));
+    const outcomes = await this.service.batch(this.tenantOf(req), writes, contextOf(res, (outcome, text) => batchAnswer(writes, outcome, mayRead, text)));
     sendNoStoreJson(res, batchJson(writes, outcomes, mayRead));
   };
 
   delete = async (req: Request, res: Response): Promise<void> => {
-    await this.service.delete(parseId(req.params.id as string), expectedVersions(req.headers['if-match']), contextOf(res, deleteAnswer));
+    await this.service.delete(this.tenantOf(req), parseId(req.params.id as string), expectedVersions(req.headers['if-match']), contextOf(res, deleteAnswer));
     res.status(204).end();
   };
 

@@ -35,7 +35,7 @@ export class SqliteEventLog {
   }
 
   /** Writes the event at `pos`, time `at` (Unix ms). */
-  write(event: Omit<ChangeEvent, 'pos' | 'at'>, pos: bigint, at: number): void {
+  write(event: Omit<ChangeEvent, 'pos' | 'at' | 'tenant'>, pos: bigint, at: number): void {
     this.insert.run(pos, event.kind, event.id, ...columnValues(event), event.prevName ?? null, event.prevTag ?? null, at);
   }
 

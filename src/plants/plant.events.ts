@@ -4,6 +4,7 @@
  * below it, on both stores (PostgreSQL: the counter row of migrations/postgres/005, docs/decisions/feed.md).
  */
 
+import { SHARED_TENANT, type TenantKey } from '../tenant';
 import { MEMBER_COLUMNS, plantOfRow, selectMembers, type MemberColumns, type PlantMembers } from './plant.members';
 
 export type ChangeKind = 'created' | 'updated' | 'deleted';
@@ -12,7 +13,7 @@ export type ChangeKind = 'created' | 'updated' | 'deleted';
  * A plant_events row as both stores read it (EVENT_COLUMNS): the plant's members in their own columns, each read
  * as its member's name; `at` is an integer column, a number on SQLite and a bigint on PostgreSQL.
  */
-export type EventRow = { pos: bigint; kind: ChangeKind; plant_id: bigint; prev_name: string | null; prev_tag: string | null; at: number | bigint } & Partial<MemberColumns>;
+export type EventRow = { tenant?: string; pos: bigint; kind: ChangeKind; plant_id: bigint; prev_name: string | null; prev_tag: string | null; at: number | bigint } & Partial<MemberColumns>;
 
 /** The columns an event is read from, in the order a store writes them. */
 export const EVENT_COLUMNS = `pos, kind, plant_id, ${selectMembers()}, prev_name, prev_tag, at`;
@@ -27,6 +28,8 @@ export const EVENT_INSERT_COLUMNS = `pos, kind, plant_id, ${MEMBER_COLUMNS}, pre
  * (migrations 008/009) may lack them: a filter then treats the side it cannot read as matching.
  */
 export type ChangeEvent = {
+  /** The tenant whose plant changed: only its streams see the event. */
+  tenant: TenantKey;
   pos: bigint;
   kind: ChangeKind;
   id: bigint;
@@ -38,7 +41,7 @@ export type ChangeEvent = {
 
 /** An event as stored, from its row: a null column is an absent member. */
 export function toChangeEvent(row: EventRow): ChangeEvent {
-  const event: ChangeEvent = { ...plantOfRow(row.plant_id, row), pos: row.pos, kind: row.kind, at: Number(row.at) };
+  const event: ChangeEvent = { ...plantOfRow(row.plant_id, row), tenant: (row.tenant ?? SHARED_TENANT) as TenantKey, pos: row.pos, kind: row.kind, at: Number(row.at) };
   if (row.prev_name !== null) event.prevName = row.prev_name;
   if (row.prev_tag !== null) event.prevTag = row.prev_tag;
   return event;

@@ -2,6 +2,7 @@
  * One change stream's side of the feed (src/plants/plant.feed.ts): the SSE frames, and the stream's position and
  * bounded queue while its socket is full. Knows SSE framing, not Express.
  */
+import type { TenantKey } from '../tenant';
 import { escapeLineSeparators } from '../json-text';
 import type { FeedObserver } from '../observers';
 import type { ChangeEvent } from './plant.events';
@@ -38,7 +39,8 @@ export type StreamLease = { watch(scope: 'plants:read', lapsed: (reason: 'revoke
  * `tag` and `q`: the filters, as GET /plants reads them (plant.feed-filter.ts). `lease`: the stream ends when its
  * credential does; absent, it lasts until the client leaves.
  */
-export type StreamStart = { after?: bigint; tag?: string; q?: string; malformed?: boolean; lease?: StreamLease };
+/** A stream's request: its tenant (the events it may see), where it resumes, its filters and its credentials' lease. */
+export type StreamStart = { tenant: TenantKey; after?: bigint; tag?: string; q?: string; malformed?: boolean; lease?: StreamLease };
 
 export const HEARTBEAT = ':\n\n';
 

@@ -1,3 +1,4 @@
+import type { TenantKey } from '../tenant';
 import type { PgPool } from '../db/database.postgres';
 import { isUnavailable } from '../db/health.postgres';
 import { AppError } from '../errors';
@@ -62,27 +63,27 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
     this.ready = true;
   }
 
-  protected async submit(write: PlantWrite, context: ChangeContext | undefined): Promise<WriteOutcome> {
-    const { decision, pos } = (await this.queue.submit({ write, trace: context?.trace, keep: context?.keep })) as Applied;
+  protected async submit(tenant: TenantKey, write: PlantWrite, context: ChangeContext | undefined): Promise<WriteOutcome> {
+    const { decision, pos } = (await this.queue.submit({ write, tenant, trace: context?.trace, keep: context?.keep })) as Applied;
     return answerOf(decision, pos);
   }
 
-  async batch(writes: readonly PlantWrite[], context?: ChangeContext): Promise<BatchOutcome> {
-    return unitOutcome((await this.queue.submit({ unit: writes, trace: context?.trace, keep: context?.keep })) as AppliedUnit);
+  async batch(tenant: TenantKey, writes: readonly PlantWrite[], context?: ChangeContext): Promise<BatchOutcome> {
+    return unitOutcome((await this.queue.submit({ unit: writes, tenant, trace: context?.trace, keep: context?.keep })) as AppliedUnit);
   }
 
   /**
    * The JSON text is written here from the row (plant.json.ts), not by PostgreSQL: json_build_object's text puts
    * spaces around its colons, and the two stores answer byte for byte the same body.
    */
-  async findById(id: bigint): Promise<FoundPlant | undefined> {
+  async findById(_tenant: TenantKey, id: bigint): Promise<FoundPlant | undefined> {
     const { rows } = await this.query<Row & { version: bigint }>('plants_by_id', `SELECT id, ${selectMembers()}, version FROM plants WHERE id = $1`, [id]);
     const row = rows[0];
     return row === undefined ? undefined : { json: plantJson(row), version: row.version };
   }
 
   /** One statement: the page, the feed position and the count in one snapshot (plant.list.postgres.ts). */
-  async list(query: PlantListQuery): Promise<PlantsPage> {
+  async list(_tenant: TenantKey, query: PlantListQuery): Promise<PlantsPage> {
     const { name, text, values } = listStatement(query);
     const { rows } = await this.query<ListRow>(name, text, values);
     const { plants, ...page } = pageOfRows(query, rows);

@@ -1,3 +1,4 @@
+import type { TenantKey } from '../tenant';
 import type Database from 'better-sqlite3';
 import type { ChangeOutbox } from '../change-outbox';
 import type { Db } from '../db/database.sqlite';
@@ -37,9 +38,9 @@ function translateRead(error: unknown): Error {
 }
 
 /** A batch's writes, applied all or nothing inside the group commit that holds them. */
-type WriteUnit = { writes: readonly PlantWrite[]; trace?: ChangeWrite['trace']; keep?: KeepAnswer };
+type WriteUnit = { tenant: TenantKey; writes: readonly PlantWrite[]; trace?: ChangeWrite['trace']; keep?: KeepAnswer };
 /** A write and, sent with Idempotency-Key, its answer to keep in the same savepoint. */
-type Op = (ChangeWrite & { keep?: KeepAnswer }) | WriteUnit;
+type Op = (ChangeWrite & { tenant: TenantKey; keep?: KeepAnswer }) | WriteUnit;
 type Outcome = WriteOutcome | BatchOutcome;
 type Batch = Queued<Op, Outcome>[];
 
@@ -128,19 +129,19 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
     });
   }
 
-  protected submit(write: PlantWrite, context: ChangeContext | undefined): Promise<WriteOutcome> {
-    // The trace and the key ride on the write itself only when there are: no second object per write.
-    if (context === undefined) return this.queue.submit(write) as Promise<WriteOutcome>;
+  protected submit(tenant: TenantKey, write: PlantWrite, context: ChangeContext | undefined): Promise<WriteOutcome> {
+    // The tenant, trace and key ride on the write itself: no second object per write.
+    if (context === undefined) return this.queue.submit({ ...write, tenant }) as Promise<WriteOutcome>;
     const { trace, keep } = context;
-    return this.queue.submit({ ...write, ...(trace === undefined ? {} : { trace }), ...(keep === undefined ? {} : { keep }) }) as Promise<WriteOutcome>;
+    return this.queue.submit({ ...write, tenant, ...(trace === undefined ? {} : { trace }), ...(keep === undefined ? {} : { keep }) }) as Promise<WriteOutcome>;
   }
 
-  batch(writes: readonly PlantWrite[], context?: ChangeContext): Promise<BatchOutcome> {
-    return this.queue.submit({ writes, trace: context?.trace, keep: context?.keep }) as Promise<BatchOutcome>;
+  batch(tenant: TenantKey, writes: readonly PlantWrite[], context?: ChangeContext): Promise<BatchOutcome> {
+    return this.queue.submit({ tenant, writes, trace: context?.trace, keep: context?.keep }) as Promise<BatchOutcome>;
   }
 
   // Reads answer at once: a synchronous SELECT, wrapped in the promise the store contract asks for.
-  findById(id: bigint): Promise<FoundPlant | undefined> {
+  findById(_tenant: TenantKey, id: bigint): Promise<FoundPlant | undefined> {
     try {
       return Promise.resolve(this.byId.get(id));
     } catch (error) {
@@ -148,7 +149,7 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
     }
   }
 
-  list(query: PlantListQuery): Promise<PlantsPage> {
+  list(_tenant: TenantKey, query: PlantListQuery): Promise<PlantsPage> {
     try {
       return Promise.resolve(this.lists.read(query));
     } catch (error) {

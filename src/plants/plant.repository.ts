@@ -4,6 +4,7 @@ import type { NewPlant, PlantPatchBody } from './plant.schemas';
 import type { PlantListQuery, SortKeys } from './plant.list-query';
 import type { PlantWrite, PutExpected, PutPlant } from './plant.write-rule';
 import type { VersionText } from './plant.etags';
+import type { TenantKey } from '../tenant';
 
 /**
  * A JSON Merge Patch already parsed (PlantPatch's members but the id): a member given replaces it, and null removes
@@ -90,7 +91,9 @@ export type ChangeContext = { trace?: TraceContext; keep?: KeepAnswer };
 
 /**
  * What PlantService needs from a store, whatever the database: SQL lives in one implementation per dialect
- * (plant.repository.sqlite.ts, …). Every method resolves only after its change is committed and durable.
+ * (plant.repository.sqlite.ts, …). Every method resolves only after its change is committed and durable. Every
+ * method acts inside one tenant, its first argument: a plant of another tenant is exactly a missing one, and ids
+ * are unique per tenant (src/tenant.ts; the shared tenant with tenants off).
  */
 export type PlantRepository = {
   /**
@@ -98,34 +101,34 @@ export type PlantRepository = {
    * under the id, once committed. Creates for the same id that arrive together see each other in arrival order.
    * A store that writes webhook events stores `context.trace` with the plant's events, when given.
    */
-  create(plant: NewPlant, context?: ChangeContext): Promise<CreateOutcome>;
+  create(tenant: TenantKey, plant: NewPlant, context?: ChangeContext): Promise<CreateOutcome>;
   /** The plant's JSON text (a StoredPlant) and version, or undefined when no plant has the id. */
-  findById(id: bigint): Promise<FoundPlant | undefined>;
+  findById(tenant: TenantKey, id: bigint): Promise<FoundPlant | undefined>;
   /**
    * At most `limit` plants matching `tag` and `search` (a substring of name_key), in `sort`'s order, after `after`
    * (id sorts) or `from` (the others); the feed position and, with `count`, the total, all read in one snapshot.
    */
-  list(query: PlantListQuery): Promise<PlantsPage>;
+  list(tenant: TenantKey, query: PlantListQuery): Promise<PlantsPage>;
   /**
    * Applies the patch when the plant exists (and its version is one of `expected`, when given), as one step with
    * the check; resolves after the commit. An edit that changes something is a new version and a plant.updated
    * event; one that leaves the plant as it is answers `unchanged` and writes nothing (no version, no event).
    */
-  update(id: bigint, patch: PlantPatch, expected?: Expected, context?: ChangeContext): Promise<UpdateOutcome>;
+  update(tenant: TenantKey, id: bigint, patch: PlantPatch, expected?: Expected, context?: ChangeContext): Promise<UpdateOutcome>;
   /**
    * Resolves after the delete is committed and fsynced. Creates, edits and deletes that arrive together apply in
    * arrival order, each change with its event in the same transaction. `context.trace`, as for a create, goes
    * with the edit's or delete's webhook events.
    */
-  delete(id: bigint, expected?: Expected, context?: ChangeContext): Promise<DeleteOutcome>;
+  delete(tenant: TenantKey, id: bigint, expected?: Expected, context?: ChangeContext): Promise<DeleteOutcome>;
   /**
    * Creates the plant under `id` or replaces its writable members (one the plant leaves out is removed), as one
    * step with the precondition; a replacement equal to what is stored answers `unchanged` and writes nothing.
    */
-  put(id: bigint, plant: PutPlant, expected?: PutExpected, context?: ChangeContext): Promise<PutOutcome>;
+  put(tenant: TenantKey, id: bigint, plant: PutPlant, expected?: PutExpected, context?: ChangeContext): Promise<PutOutcome>;
   /**
    * The writes in order, each decided against what the ones before it left, all or nothing: one transaction (one
    * group commit with the writes that arrive with it), consecutive positions for its events.
    */
-  batch(writes: readonly PlantWrite[], context?: ChangeContext): Promise<BatchOutcome>;
+  batch(tenant: TenantKey, writes: readonly PlantWrite[], context?: ChangeContext): Promise<BatchOutcome>;
 };

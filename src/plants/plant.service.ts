@@ -2,6 +2,7 @@ import { AppError } from '../errors';
 import type { BatchOutcome, ChangeContext, Expected, FoundPlant, PlantPatch, PlantRepository, PlantsPage, StoredPlant, WriteOutcome } from './plant.repository';
 import type { NewPlant, Plant } from './plant.schemas';
 import type { PlantListQuery } from './plant.list-query';
+import type { TenantKey } from '../tenant';
 import { failed, idOf, type PlantWrite, type PutExpected, type PutPlant } from './plant.write-rule';
 
 const notFound = (id: bigint) => new AppError('plant_not_found', `id: no plant has id ${id}.`);
@@ -45,21 +46,21 @@ export class PlantService {
    * The id is the key: the plant as stored again is a safe retry, anything else under that id a conflict. A
    * create replayed after an edit differs from what is stored, so it is a conflict too and changes nothing.
    */
-  async create(plant: NewPlant, context?: ChangeContext): Promise<Versioned<Plant>> {
-    const { stored, version } = check({ kind: 'create', plant }, await this.plants.create(plant, context));
+  async create(tenant: TenantKey, plant: NewPlant, context?: ChangeContext): Promise<Versioned<Plant>> {
+    const { stored, version } = check({ kind: 'create', plant }, await this.plants.create(tenant, plant, context));
     return { plant: stored, version };
   }
 
   /** The plant's JSON text and version. */
-  async get(id: bigint): Promise<FoundPlant> {
-    const plant = await this.plants.findById(id);
+  async get(tenant: TenantKey, id: bigint): Promise<FoundPlant> {
+    const plant = await this.plants.findById(tenant, id);
     if (plant === undefined) throw notFound(id);
     return plant;
   }
 
   /** One page of plants as JSON text, where the next starts when more follow, the feed position and the count. */
-  list(query: PlantListQuery): Promise<PlantsPage> {
-    return this.plants.list(query);
+  list(tenant: TenantKey, query: PlantListQuery): Promise<PlantsPage> {
+    return this.plants.list(tenant, query);
   }
 
   /**
@@ -68,8 +69,8 @@ export class PlantService {
    * 404 and If-Match checks as a write. The store decides all of it in the commit, so racing writes meet exactly
    * one winner.
    */
-  async update(id: bigint, patch: PlantPatch, expected?: Expected, context?: ChangeContext): Promise<Versioned<StoredPlant>> {
-    const { stored, version } = check({ kind: 'update', id, patch, expected }, await this.plants.update(id, patch, expected, context));
+  async update(tenant: TenantKey, id: bigint, patch: PlantPatch, expected?: Expected, context?: ChangeContext): Promise<Versioned<StoredPlant>> {
+    const { stored, version } = check({ kind: 'update', id, patch, expected }, await this.plants.update(tenant, id, patch, expected, context));
     return { plant: stored, version };
   }
 
@@ -77,21 +78,21 @@ export class PlantService {
    * Create or replace under the path's id: `created` tells the controller which (201 or 200). A replacement equal
    * to what is stored writes nothing and answers the plant with the version it has, as an unchanged edit does.
    */
-  async put(id: bigint, plant: PutPlant, expected?: PutExpected, context?: ChangeContext): Promise<Versioned<StoredPlant> & { created: boolean }> {
-    const outcome = check({ kind: 'put', id, plant, expected }, await this.plants.put(id, plant, expected, context));
+  async put(tenant: TenantKey, id: bigint, plant: PutPlant, expected?: PutExpected, context?: ChangeContext): Promise<Versioned<StoredPlant> & { created: boolean }> {
+    const outcome = check({ kind: 'put', id, plant, expected }, await this.plants.put(tenant, id, plant, expected, context));
     return { plant: outcome.stored, version: outcome.version, created: outcome.outcome === 'created' };
   }
 
-  async delete(id: bigint, expected?: Expected, context?: ChangeContext): Promise<void> {
-    check({ kind: 'delete', id, expected }, await this.plants.delete(id, expected, context));
+  async delete(tenant: TenantKey, id: bigint, expected?: Expected, context?: ChangeContext): Promise<void> {
+    check({ kind: 'delete', id, expected }, await this.plants.delete(tenant, id, expected, context));
   }
 
   /**
    * All or nothing: every write's outcome, or the first failure's error as that write alone would answer it,
    * naming its operation (index) in the message and the body.
    */
-  async batch(writes: readonly PlantWrite[], context?: ChangeContext): Promise<Extract<BatchOutcome, { outcome: 'applied' }>['results']> {
-    const answer = await this.plants.batch(writes, context);
+  async batch(tenant: TenantKey, writes: readonly PlantWrite[], context?: ChangeContext): Promise<Extract<BatchOutcome, { outcome: 'applied' }>['results']> {
+    const answer = await this.plants.batch(tenant, writes, context);
     if (answer.outcome === 'applied') return answer.results;
     const { reason, message } = failure(writes[answer.index] as PlantWrite, answer.result);
     throw new AppError(reason, `operations[${answer.index}]: ${message}`, { operation: answer.index });

@@ -4,6 +4,7 @@
  * API's write path (plant.write.postgres.ts: read, decide, write the plants and their change events), with no
  * webhook, so an imported plant gets its version and event by the same code as a created one. SQL only; no files.
  */
+import { SHARED_TENANT } from '../tenant';
 import type pg from 'pg';
 import { ImportError, type Export, type ImportResult, type Lines } from '../transfer';
 import { applyWrites, type Applied } from './plant.write.postgres';
@@ -54,7 +55,7 @@ const MARK_SQL = 'SELECT plant_positions_mark($1) AS pos';
  */
 async function writePage(client: pg.ClientBase, page: Pending[], at: number): Promise<number> {
   if (page.length === 0) return 0;
-  const { applied, changed } = await applyWrites(client, page.map(({ plant, stamps }) => ({ write: { kind: 'create', plant, stamps } })), at);
+  const { applied, changed } = await applyWrites(client, page.map(({ plant, stamps }) => ({ write: { kind: 'create', plant, stamps }, tenant: SHARED_TENANT })), at);
   // Creates alone, no unit: every answer is an Applied.
   const answers = applied as Applied[];
   const index = answers.findIndex(({ decision }) => decision.outcome === 'conflict');

@@ -32,7 +32,7 @@ export type PutPlant = Omit<NewPlant, 'id'>;
 export type PutExpected = Expected | 'exists' | 'absent';
 
 /** The change event a decision writes, without the position and time its store gives it. */
-export type EventDraft = Omit<ChangeEvent, 'pos' | 'at'>;
+export type EventDraft = Omit<ChangeEvent, 'pos' | 'at' | 'tenant'>;
 
 /**
  * What a write does. `put` stores the plant (inserted when there was none, replaced otherwise) with the event's

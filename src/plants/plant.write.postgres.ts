@@ -5,6 +5,7 @@
  * takes the feed's counter and writes only if the rows read are still as they were. No rule lives here or in the
  * database: only reads and writes of rows.
  */
+import type { TenantKey } from '../tenant';
 import type pg from 'pg';
 import type { TraceContext } from '../tracing';
 import type { ChangeKind } from './plant.events';
@@ -20,7 +21,8 @@ import { answerOf, decideWrite, failed, idOf, plantRowOf, rowAfter, type Decisio
  * applied all or nothing; `keep`, its Idempotency-Key answer (plant.repository.postgres.ts stores it in the same
  * transaction).
  */
-export type BatchWrite = ({ write: PlantWrite } | { unit: readonly PlantWrite[] }) & { trace?: TraceContext; keep?: KeepAnswer };
+/** A write or a batch's writes, in its caller's tenant. */
+export type BatchWrite = ({ write: PlantWrite } | { unit: readonly PlantWrite[] }) & { tenant: TenantKey; trace?: TraceContext; keep?: KeepAnswer };
 
 /** A write's decision and, for one that wrote an event, that event's position (a put plant's new version). */
 export type Applied = { decision: Decision; pos?: bigint };

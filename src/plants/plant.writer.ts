@@ -6,27 +6,28 @@
 import type { BatchOutcome, ChangeContext, CreateOutcome, DeleteOutcome, Expected, PlantPatch, PutOutcome, UpdateOutcome, WriteOutcome } from './plant.repository';
 import type { NewPlant } from './plant.schemas';
 import type { PlantWrite, PutExpected, PutPlant } from './plant.write-rule';
+import type { TenantKey } from '../tenant';
 
 export abstract class PlantWriter {
   /** Resolves with the write's outcome once the commit that holds it is durable. */
-  protected abstract submit(write: PlantWrite, context: ChangeContext | undefined): Promise<WriteOutcome>;
+  protected abstract submit(tenant: TenantKey, write: PlantWrite, context: ChangeContext | undefined): Promise<WriteOutcome>;
 
   /** Resolves once the commit that holds the whole batch is durable, or with its first failure and nothing written. */
-  abstract batch(writes: readonly PlantWrite[], context?: ChangeContext): Promise<BatchOutcome>;
+  abstract batch(tenant: TenantKey, writes: readonly PlantWrite[], context?: ChangeContext): Promise<BatchOutcome>;
 
-  create(plant: NewPlant, context?: ChangeContext): Promise<CreateOutcome> {
-    return this.submit({ kind: 'create', plant }, context) as Promise<CreateOutcome>;
+  create(tenant: TenantKey, plant: NewPlant, context?: ChangeContext): Promise<CreateOutcome> {
+    return this.submit(tenant, { kind: 'create', plant }, context) as Promise<CreateOutcome>;
   }
 
-  update(id: bigint, patch: PlantPatch, expected?: Expected, context?: ChangeContext): Promise<UpdateOutcome> {
-    return this.submit({ kind: 'update', id, patch, expected }, context) as Promise<UpdateOutcome>;
+  update(tenant: TenantKey, id: bigint, patch: PlantPatch, expected?: Expected, context?: ChangeContext): Promise<UpdateOutcome> {
+    return this.submit(tenant, { kind: 'update', id, patch, expected }, context) as Promise<UpdateOutcome>;
   }
 
-  delete(id: bigint, expected?: Expected, context?: ChangeContext): Promise<DeleteOutcome> {
-    return this.submit({ kind: 'delete', id, expected }, context) as Promise<DeleteOutcome>;
+  delete(tenant: TenantKey, id: bigint, expected?: Expected, context?: ChangeContext): Promise<DeleteOutcome> {
+    return this.submit(tenant, { kind: 'delete', id, expected }, context) as Promise<DeleteOutcome>;
   }
 
-  put(id: bigint, plant: PutPlant, expected?: PutExpected, context?: ChangeContext): Promise<PutOutcome> {
-    return this.submit({ kind: 'put', id, plant, expected }, context) as Promise<PutOutcome>;
+  put(tenant: TenantKey, id: bigint, plant: PutPlant, expected?: PutExpected, context?: ChangeContext): Promise<PutOutcome> {
+    return this.submit(tenant, { kind: 'put', id, plant, expected }, context) as Promise<PutOutcome>;
   }
 }

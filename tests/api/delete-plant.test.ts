@@ -1,3 +1,4 @@
+import { SHARED_TENANT } from '../../src/tenant';
 import pino from 'pino';
 import { SqliteHealth } from '../../src/db/health.sqlite';
 import { SqlitePlantRepository } from '../../src/plants/plant.repository.sqlite';
@@ -136,7 +137,7 @@ sqliteOnly('group commit order of creates and deletes', () => {
     const repository = store();
     const plant = { id: BigInt(uniqueId()), name: 'Brief' };
 
-    const [created, deleted] = await Promise.all([repository.create(plant), repository.delete(plant.id)]);
+    const [created, deleted] = await Promise.all([repository.create(SHARED_TENANT, plant), repository.delete(SHARED_TENANT, plant.id)]);
 
     expect([created.outcome, deleted]).toEqual(['created', { outcome: 'deleted' }]);
     expect(onDisk(plant.id.toString())).toBe(false);
@@ -146,7 +147,7 @@ sqliteOnly('group commit order of creates and deletes', () => {
     const repository = store();
     const plant = { id: BigInt(uniqueId()), name: 'Late' };
 
-    const [deleted, created] = await Promise.all([repository.delete(plant.id), repository.create(plant)]);
+    const [deleted, created] = await Promise.all([repository.delete(SHARED_TENANT, plant.id), repository.create(SHARED_TENANT, plant)]);
 
     expect([deleted, created.outcome]).toEqual([{ outcome: 'missing' }, 'created']);
     expect(onDisk(plant.id.toString())).toBe(true);
@@ -157,9 +158,9 @@ sqliteOnly('group commit order of creates and deletes', () => {
     const id = BigInt(uniqueId());
 
     const [first, deleted, second] = await Promise.all([
-      repository.create({ id, name: 'First' }),
-      repository.delete(id),
-      repository.create({ id, name: 'Second' }),
+      repository.create(SHARED_TENANT, { id, name: 'First' }),
+      repository.delete(SHARED_TENANT, id),
+      repository.create(SHARED_TENANT, { id, name: 'Second' }),
     ]);
 
     expect([first.outcome, deleted, second]).toEqual(['created', { outcome: 'deleted' }, { outcome: 'created', stored: withTimes({ id, name: 'Second' }), version: expect.any(BigInt) }]);

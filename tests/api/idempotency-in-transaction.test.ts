@@ -1,3 +1,4 @@
+import { SHARED_TENANT } from '../../src/tenant';
 import pg from 'pg';
 import pino from 'pino';
 import { SqliteHealth } from '../../src/db/health.sqlite';
@@ -50,7 +51,7 @@ describe('Idempotency-Key stored in the write transaction', () => {
     const plant = { id: BigInt(uniqueId()), name: 'Kept' };
     const keep = keyOf(createAnswer);
 
-    const outcome = await repository.create(plant, { keep });
+    const outcome = await repository.create(SHARED_TENANT, plant, { keep });
 
     expect(outcome.outcome).toBe('created');
     expect(keep.kept).toBe(true);
@@ -60,10 +61,10 @@ describe('Idempotency-Key stored in the write transaction', () => {
 
   it('when a keyed write fails by the write rule (a conflict), then no key row is written', async () => {
     const plant = { id: BigInt(uniqueId()), name: 'First' };
-    await repository.create(plant);
+    await repository.create(SHARED_TENANT, plant);
     const keep = keyOf(createAnswer);
 
-    const outcome = await repository.create({ ...plant, name: 'Other' }, { keep });
+    const outcome = await repository.create(SHARED_TENANT, { ...plant, name: 'Other' }, { keep });
 
     expect(outcome.outcome).toBe('conflict');
     expect(keep.kept).toBeUndefined();
@@ -76,7 +77,7 @@ describe('Idempotency-Key stored in the write transaction', () => {
       throw new Error('the answer cannot be rendered');
     });
 
-    await expect(repository.create(plant, { keep })).rejects.toThrow();
+    await expect(repository.create(SHARED_TENANT, plant, { keep })).rejects.toThrow();
 
     expect(stored(plant.id)).toBe(false);
     expect(keyRow(keep.caller, keep.key)).toBeUndefined();
@@ -89,7 +90,7 @@ describe('Idempotency-Key stored in the write transaction', () => {
     const keep = keyOf(createAnswer);
 
     // Submitted in one event-loop turn: one group commit (the HTTP step keeps a second request with the key out; a store must not rely on it).
-    const outcomes = await Promise.allSettled([repository.create(first, { keep }), repository.create(second, { keep: { ...keep } }), repository.create(unkeyed)]);
+    const outcomes = await Promise.allSettled([repository.create(SHARED_TENANT, first, { keep }), repository.create(SHARED_TENANT, second, { keep: { ...keep } }), repository.create(SHARED_TENANT, unkeyed)]);
 
     expect(outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value.outcome : (outcome.reason as { reason?: string }).reason))).toEqual(['created', 'idempotency_key_in_use', 'created']);
     expect([first, second, unkeyed].map((plant) => stored(plant.id))).toEqual([true, false, true]);

@@ -1,3 +1,4 @@
+import { SHARED_TENANT } from '../../src/tenant';
 import { randomBytes } from 'node:crypto';
 import { Pool } from 'pg';
 import { loadConfig } from '../../src/config';
@@ -77,7 +78,7 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
 
   /** Creates the plants through the replica's repository: one group commit, the production statement with its events. */
   async function create(target: Replica, plants: Record<string, unknown>[], traces: ({ traceId: string; flags: string } | undefined)[] = []) {
-    await Promise.all(plants.map((plant, index) => target.plants.create(newPlantSchema.parse(plant), { trace: traces[index] })));
+    await Promise.all(plants.map((plant, index) => target.plants.create(SHARED_TENANT, newPlantSchema.parse(plant), { trace: traces[index] })));
   }
 
   /** The production write path for one create, inside a transaction that then rolls back. */
@@ -86,7 +87,7 @@ describeWith('postgres', 'the new-plant webhook on a shared PostgreSQL outbox', 
     const client = await target.pool.connect();
     try {
       await client.query('BEGIN');
-      await applyWrites(client, [{ write: { kind: 'create', plant: parsed } }], Date.now(), target.webhooks.outbox);
+      await applyWrites(client, [{ write: { kind: 'create', plant: parsed }, tenant: SHARED_TENANT }], Date.now(), target.webhooks.outbox);
       await client.query('ROLLBACK');
     } finally {
       client.release();

@@ -1,3 +1,4 @@
+import { SHARED_TENANT } from '../../src/tenant';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -54,11 +55,11 @@ function eventsContract(open: () => Promise<Subject>): void {
     const { last } = await subject.plants.eventBounds();
 
     const [created, renamed, untagged, deleted, missing] = await Promise.all([
-      subject.plants.create({ id, name: 'Fern', tag: 'shade' }),
-      subject.plants.update(id, { name: 'Boston fern' }),
-      subject.plants.update(id, { tag: null }),
-      subject.plants.delete(id),
-      subject.plants.update(id, { name: 'gone' }),
+      subject.plants.create(SHARED_TENANT, { id, name: 'Fern', tag: 'shade' }),
+      subject.plants.update(SHARED_TENANT, id, { name: 'Boston fern' }),
+      subject.plants.update(SHARED_TENANT, id, { tag: null }),
+      subject.plants.delete(SHARED_TENANT, id),
+      subject.plants.update(SHARED_TENANT, id, { name: 'gone' }),
     ]);
     const events = await subject.plants.readEvents(last, 100);
 
@@ -70,46 +71,46 @@ function eventsContract(open: () => Promise<Subject>): void {
       missing: { outcome: 'missing' },
     });
     expect(withoutTime(events)).toEqual([
-      withTimes({ pos: last + 1n, kind: 'created', id, name: 'Fern', tag: 'shade' }),
-      withTimes({ pos: last + 2n, kind: 'updated', id, name: 'Boston fern', tag: 'shade', prevName: 'Fern', prevTag: 'shade' }),
-      withTimes({ pos: last + 3n, kind: 'updated', id, name: 'Boston fern', prevName: 'Boston fern', prevTag: 'shade' }),
-      { pos: last + 4n, kind: 'deleted', id, name: 'Boston fern' },
+      withTimes({ tenant: SHARED_TENANT, pos: last + 1n, kind: 'created', id, name: 'Fern', tag: 'shade' }),
+      withTimes({ tenant: SHARED_TENANT, pos: last + 2n, kind: 'updated', id, name: 'Boston fern', tag: 'shade', prevName: 'Fern', prevTag: 'shade' }),
+      withTimes({ tenant: SHARED_TENANT, pos: last + 3n, kind: 'updated', id, name: 'Boston fern', prevName: 'Boston fern', prevTag: 'shade' }),
+      { tenant: SHARED_TENANT, pos: last + 4n, kind: 'deleted', id, name: 'Boston fern' },
     ]);
     expect(await subject.plants.eventBounds()).toEqual(expect.objectContaining({ last: last + 4n }));
   });
 
   it('when an edit or delete names a version that is not current, then it is stale and nothing changes or is written', async () => {
     const id = BigInt(uniqueId());
-    const { version } = await subject.plants.create({ id, name: 'Aloe' });
+    const { version } = await subject.plants.create(SHARED_TENANT, { id, name: 'Aloe' });
     const { last } = await subject.plants.eventBounds();
 
     const outcomes = await Promise.all([
-      subject.plants.update(id, { name: 'stale' }, [version - 1n]),
-      subject.plants.delete(id, []),
-      subject.plants.update(id, { name: 'Aloe vera' }, [version + 100n, version]),
+      subject.plants.update(SHARED_TENANT, id, { name: 'stale' }, [version - 1n]),
+      subject.plants.delete(SHARED_TENANT, id, []),
+      subject.plants.update(SHARED_TENANT, id, { name: 'Aloe vera' }, [version + 100n, version]),
     ]);
 
     expect(outcomes).toEqual([{ outcome: 'stale', version }, { outcome: 'stale', version }, { outcome: 'updated', stored: withTimes({ id, name: 'Aloe vera' }), version: last + 1n }]);
-    expect(withoutTime(await subject.plants.readEvents(last, 100))).toEqual([withTimes({ pos: last + 1n, kind: 'updated', id, name: 'Aloe vera', prevName: 'Aloe' })]);
+    expect(withoutTime(await subject.plants.readEvents(last, 100))).toEqual([withTimes({ tenant: SHARED_TENANT, pos: last + 1n, kind: 'updated', id, name: 'Aloe vera', prevName: 'Aloe' })]);
   });
 
   it('when a create is replayed or a missing plant deleted, then no event is written', async () => {
     const id = BigInt(uniqueId());
-    await subject.plants.create({ id, name: 'Cactus' });
+    await subject.plants.create(SHARED_TENANT, { id, name: 'Cactus' });
     const { last } = await subject.plants.eventBounds();
 
-    await Promise.all([subject.plants.create({ id, name: 'Cactus' }), subject.plants.delete(id + 1n)]);
+    await Promise.all([subject.plants.create(SHARED_TENANT, { id, name: 'Cactus' }), subject.plants.delete(SHARED_TENANT, id + 1n)]);
 
     expect(await subject.plants.readEvents(last, 100)).toEqual([]);
   });
 
   it('when events are older than the cutoff, then pruning removes them from the oldest and the bounds move', async () => {
-    await subject.plants.create({ id: BigInt(uniqueId()), name: 'old' });
+    await subject.plants.create(SHARED_TENANT, { id: BigInt(uniqueId()), name: 'old' });
     const { last } = await subject.plants.eventBounds();
 
     let removed = 0;
     for (let count = -1; count !== 0; ) removed += count = await subject.plants.pruneEvents(Date.now() + 1000, 2);
-    await subject.plants.create({ id: BigInt(uniqueId()), name: 'new' });
+    await subject.plants.create(SHARED_TENANT, { id: BigInt(uniqueId()), name: 'new' });
 
     expect(removed).toBeGreaterThan(0);
     expect(await subject.plants.eventBounds()).toEqual({ oldest: last + 1n, last: last + 1n });
@@ -165,7 +166,7 @@ describeWith('postgres', 'change events on PostgreSQL', (server) => {
     // 2 replicas × 20 rounds × 20 creates, each replica's batches racing the other's.
     for (let round = 0; round < 20; round += 1) {
       await Promise.all(
-        [a, b].flatMap((store) => Array.from({ length: 20 }, () => plantRepository(store).create({ id: BigInt(uniqueId()), name: `round ${round}` }))),
+        [a, b].flatMap((store) => Array.from({ length: 20 }, () => plantRepository(store).create(SHARED_TENANT, { id: BigInt(uniqueId()), name: `round ${round}` }))),
       );
     }
     writing = false;

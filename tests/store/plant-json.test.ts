@@ -1,3 +1,4 @@
+import { SHARED_TENANT } from '../../src/tenant';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -113,7 +114,7 @@ describe('SQLite reads (json_object) against the writer', () => {
     const config = loadConfig({ DATABASE_URL: `file:${file}`, AUTH_TOKENS: 'x'.repeat(32) });
     plants = plantRepository(sqliteParts(db, migrations, config, captureLogs().logger, RESOURCES));
     close = () => db.close();
-    stored = (await Promise.all(PLANTS.map((plant) => plants.create(plant)))).map((outcome) => outcome.stored);
+    stored = (await Promise.all(PLANTS.map((plant) => plants.create(SHARED_TENANT, plant)))).map((outcome) => outcome.stored);
   });
   afterAll(() => {
     close();
@@ -121,13 +122,13 @@ describe('SQLite reads (json_object) against the writer', () => {
   });
 
   it('when each plant is read by id, then its text is the writer\'s, byte for byte', async () => {
-    const read = await Promise.all(PLANTS.map(async (plant) => (await plants.findById(plant.id))?.json));
+    const read = await Promise.all(PLANTS.map(async (plant) => (await plants.findById(SHARED_TENANT, plant.id))?.json));
 
     expect(read).toEqual(stored.map((plant) => plantJson(plant)));
   });
 
   it('when the plants are listed, then the page is the writer\'s list, byte for byte', async () => {
-    const page = await plants.list({ limit: 1000 });
+    const page = await plants.list(SHARED_TENANT, { limit: 1000 });
 
     expect(page).toEqual({ json: plantsJson(byId(stored)), position: expect.any(BigInt) as unknown });
   });
@@ -156,12 +157,12 @@ describeWith('postgres', 'PostgreSQL webhook bodies (as stored) against the writ
   });
 
   it('when each plant is created, edited to its odd name and deleted, then every outbox body is the writer\'s, byte for byte', async () => {
-    await Promise.all(PLANTS.map((plant) => plantRepository(store).create({ ...plant, name: 'before', tag: 'before' })));
-    const edited = await Promise.all(PLANTS.map(({ id, ...members }) => plantRepository(store).update(id, { ...members, tag: members.tag ?? null })));
+    await Promise.all(PLANTS.map((plant) => plantRepository(store).create(SHARED_TENANT, { ...plant, name: 'before', tag: 'before' })));
+    const edited = await Promise.all(PLANTS.map(({ id, ...members }) => plantRepository(store).update(SHARED_TENANT, id, { ...members, tag: members.tag ?? null })));
     const after = edited.map((outcome) => ('stored' in outcome ? outcome.stored : undefined)) as PlantFields[];
-    const read = await Promise.all(PLANTS.map(async (plant) => (await plantRepository(store).findById(plant.id))?.json));
-    const listed = await plantRepository(store).list({ limit: 1000 });
-    await Promise.all(PLANTS.map((plant) => plantRepository(store).delete(plant.id)));
+    const read = await Promise.all(PLANTS.map(async (plant) => (await plantRepository(store).findById(SHARED_TENANT, plant.id))?.json));
+    const listed = await plantRepository(store).list(SHARED_TENANT, { limit: 1000 });
+    await Promise.all(PLANTS.map((plant) => plantRepository(store).delete(SHARED_TENANT, plant.id)));
 
     const bodies = outboxRows(database.url).map((row) => row.payload);
 

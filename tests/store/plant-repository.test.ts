@@ -1,3 +1,4 @@
+import { SHARED_TENANT } from '../../src/tenant';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -54,9 +55,9 @@ function repositoryContract(open: () => Promise<Subject>): void {
     ['the largest int64', 9223372036854775807n],
     ['2^53 + 1', 9007199254740993n],
   ])('when %s is stored, then the same id finds it again, exactly', async (_case, id) => {
-    const created = await subject.plants.create({ id, name: `Edge ${id}` });
-    const again = await subject.plants.create({ id, name: 'ignored' });
-    const neighbour = await subject.plants.create({ id: id > 0n ? id - 1n : id + 1n, name: 'neighbour' });
+    const created = await subject.plants.create(SHARED_TENANT, { id, name: `Edge ${id}` });
+    const again = await subject.plants.create(SHARED_TENANT, { id, name: 'ignored' });
+    const neighbour = await subject.plants.create(SHARED_TENANT, { id: id > 0n ? id - 1n : id + 1n, name: 'neighbour' });
 
     expect([created, again, neighbour.outcome]).toEqual([
       { outcome: 'created', stored: withTimes({ id, name: `Edge ${id}` }), version: expect.any(BigInt) },
@@ -67,10 +68,10 @@ function repositoryContract(open: () => Promise<Subject>): void {
 
   it('when the id exists, then create answers the stored plant, tag and all, and changes nothing', async () => {
     const id = BigInt(uniqueId());
-    const { version } = await subject.plants.create({ id, name: 'Original', tag: 'indoor' });
+    const { version } = await subject.plants.create(SHARED_TENANT, { id, name: 'Original', tag: 'indoor' });
 
-    const outcome = await subject.plants.create({ id, name: 'Other' });
-    const replayed = await subject.plants.create({ id, name: 'Original', tag: 'indoor' });
+    const outcome = await subject.plants.create(SHARED_TENANT, { id, name: 'Other' });
+    const replayed = await subject.plants.create(SHARED_TENANT, { id, name: 'Original', tag: 'indoor' });
 
     expect([outcome, replayed]).toEqual([
       { outcome: 'conflict', stored: withTimes({ id, name: 'Original', tag: 'indoor' }), version },
@@ -83,9 +84,9 @@ function repositoryContract(open: () => Promise<Subject>): void {
     const others = Array.from({ length: 20 }, () => BigInt(uniqueId()));
 
     const outcomes = await Promise.all([
-      ...others.map((other) => subject.plants.create({ id: other, name: 'filler' })),
-      subject.plants.create({ id, name: 'First' }),
-      subject.plants.create({ id, name: 'Second', tag: 't' }),
+      ...others.map((other) => subject.plants.create(SHARED_TENANT, { id: other, name: 'filler' })),
+      subject.plants.create(SHARED_TENANT, { id, name: 'First' }),
+      subject.plants.create(SHARED_TENANT, { id, name: 'Second', tag: 't' }),
     ]);
 
     expect(outcomes.slice(-2)).toEqual([
@@ -98,7 +99,7 @@ function repositoryContract(open: () => Promise<Subject>): void {
   it('when 50 creates arrive in one turn, then they share one commit', async () => {
     const before = subject.logs.filter((line) => line.msg === 'group commit').length;
 
-    await Promise.all(Array.from({ length: 50 }, () => subject.plants.create({ id: BigInt(uniqueId()), name: 'batched' })));
+    await Promise.all(Array.from({ length: 50 }, () => subject.plants.create(SHARED_TENANT, { id: BigInt(uniqueId()), name: 'batched' })));
 
     expect(subject.logs.filter((line) => line.msg === 'group commit').slice(before).map((line) => line.rows)).toEqual([50]);
   });
@@ -129,10 +130,10 @@ describeWith('postgres', 'PlantRepository on PostgreSQL', (server) => {
 
   it('when a plant is read by id, then its JSON text carries the id digit for digit', async () => {
     const id = 9223372036854775001n;
-    await plantRepository(store).create({ id, name: 'Exact "quoted"\n', tag: 'big' });
+    await plantRepository(store).create(SHARED_TENANT, { id, name: 'Exact "quoted"\n', tag: 'big' });
 
-    const found = await plantRepository(store).findById(id);
-    const missing = await plantRepository(store).findById(id + 1n);
+    const found = await plantRepository(store).findById(SHARED_TENANT, id);
+    const missing = await plantRepository(store).findById(SHARED_TENANT, id + 1n);
 
     expect({ found, missing }).toEqual({
       found: { json: plantText('{"id":9223372036854775001,"name":"Exact \\"quoted\\"\\n","tag":"big"}'), version: expect.any(BigInt) },
@@ -143,14 +144,14 @@ describeWith('postgres', 'PlantRepository on PostgreSQL', (server) => {
   it('when plants are listed, then they come in ascending id after the cursor, by tag, at most limit', async () => {
     const base = BigInt(uniqueId()) * 1000n;
     const ids = [base + 5n, base + 1n, base + 3n, base + 2n, base + 4n];
-    await Promise.all(ids.map((id, index) => plantRepository(store).create({ id, name: `L${index}`, ...(index % 2 === 0 ? { tag: `tag-${base}` } : {}) })));
+    await Promise.all(ids.map((id, index) => plantRepository(store).create(SHARED_TENANT, { id, name: `L${index}`, ...(index % 2 === 0 ? { tag: `tag-${base}` } : {}) })));
 
-    const page = await plantRepository(store).list({ limit: 2, after: base + 1n });
-    const tagged = await plantRepository(store).list({ limit: 10, tag: `tag-${base}` });
+    const page = await plantRepository(store).list(SHARED_TENANT, { limit: 2, after: base + 1n });
+    const tagged = await plantRepository(store).list(SHARED_TENANT, { limit: 10, tag: `tag-${base}` });
 
-    await plantRepository(store).create({ id: -9223372036854775808n, name: 'the smallest id' });
-    const first = await plantRepository(store).list({ limit: 1 });
-    const pastTheEnd = await plantRepository(store).list({ limit: 5, after: 9223372036854775807n });
+    await plantRepository(store).create(SHARED_TENANT, { id: -9223372036854775808n, name: 'the smallest id' });
+    const first = await plantRepository(store).list(SHARED_TENANT, { limit: 1 });
+    const pastTheEnd = await plantRepository(store).list(SHARED_TENANT, { limit: 5, after: 9223372036854775807n });
 
     expect(page).toEqual({ json: plantsText([`{"id":${base + 2n},"name":"L3"}`, `{"id":${base + 3n},"name":"L2","tag":"tag-${base}"}`]), nextAfter: base + 3n, position: expect.any(BigInt) as unknown });
     expect({ first, pastTheEnd }).toEqual({
@@ -168,10 +169,10 @@ describeWith('postgres', 'PlantRepository on PostgreSQL', (server) => {
     const id = BigInt(uniqueId());
 
     const [created, deleted, recreated, deletedAgainMissing] = await Promise.all([
-      plantRepository(store).create({ id, name: 'Before' }),
-      plantRepository(store).delete(id),
-      plantRepository(store).create({ id, name: 'After' }),
-      plantRepository(store).delete(id + 1n),
+      plantRepository(store).create(SHARED_TENANT, { id, name: 'Before' }),
+      plantRepository(store).delete(SHARED_TENANT, id),
+      plantRepository(store).create(SHARED_TENANT, { id, name: 'After' }),
+      plantRepository(store).delete(SHARED_TENANT, id + 1n),
     ]);
 
     expect({ created, deleted, recreated, deletedAgainMissing }).toEqual({
@@ -180,7 +181,7 @@ describeWith('postgres', 'PlantRepository on PostgreSQL', (server) => {
       recreated: { outcome: 'created', stored: withTimes({ id, name: 'After' }), version: expect.any(BigInt) },
       deletedAgainMissing: { outcome: 'missing' },
     });
-    expect((await plantRepository(store).findById(id))?.json).toEqual(plantText(`{"id":${id},"name":"After"}`));
+    expect((await plantRepository(store).findById(SHARED_TENANT, id))?.json).toEqual(plantText(`{"id":${id},"name":"After"}`));
   });
 
   it('when the database default says synchronous_commit=off, then the service sessions still commit synchronously', async () => {

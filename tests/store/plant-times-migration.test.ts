@@ -1,3 +1,4 @@
+import { SHARED_TENANT } from '../../src/tenant';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -48,7 +49,7 @@ function contract(open: () => Promise<Subject>): void {
   });
 
   it('when a plant has its events, then its times are theirs; without them, the oldest kept event\'s time', async () => {
-    const read = await Promise.all([1n, 2n, 3n].map(async (id) => (await subject.plants.findById(id))?.json));
+    const read = await Promise.all([1n, 2n, 3n].map(async (id) => (await subject.plants.findById(SHARED_TENANT, id))?.json));
 
     expect(read).toEqual([
       `{"id":1,"name":"Ferny","tag":"shade","createdAt":"${text(T1)}","updatedAt":"${text(T2)}"}`,

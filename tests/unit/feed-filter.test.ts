@@ -1,3 +1,4 @@
+import { SHARED_TENANT } from '../../src/tenant';
 import type { ChangeEvent } from '../../src/plants/plant.events';
 import { concerns, EventView, filterOf, LiveStreams, type FeedFilter } from '../../src/plants/plant.feed-filter';
 import { searchKey } from '../../src/plants/plant.schemas';
@@ -12,7 +13,7 @@ const SEARCHES = [undefined, 'fern', 'FICUS', 'g f', 'palm'];
 function everyEvent(): ChangeEvent[] {
   const events: ChangeEvent[] = [];
   let pos = 0n;
-  const add = (event: Omit<ChangeEvent, 'pos' | 'id' | 'at'>) => events.push({ ...event, pos: (pos += 1n), id: 7n, at: 0 });
+  const add = (event: Omit<ChangeEvent, 'pos' | 'id' | 'at' | 'tenant'>) => events.push({ ...event, tenant: SHARED_TENANT, pos: (pos += 1n), id: 7n, at: 0 });
   const present = <T extends string>(key: T, value: string | undefined) => (value === undefined ? {} : { [key]: value });
   for (const name of NAMES.slice(1)) {
     for (const tag of TAGS) {
@@ -38,7 +39,7 @@ describe('the change feed filter', () => {
   });
 
   it('when an edit is seen, then a search matches a side only as a whole: q never spans the name before and the name after', () => {
-    const edit: ChangeEvent = { pos: 1n, kind: 'updated', id: 7n, at: 0, name: 'ab', prevName: 'xy', createdAt: '', updatedAt: '' };
+    const edit: ChangeEvent = { tenant: SHARED_TENANT, pos: 1n, kind: 'updated', id: 7n, at: 0, name: 'ab', prevName: 'xy', createdAt: '', updatedAt: '' };
 
     const matches = ['yab', 'xyab', 'AB', 'XY'].map((q) => concerns(filterOf(undefined, q), new EventView(edit)));
 
