@@ -13,6 +13,7 @@ import { loggingSettings, loggingVariables } from './logging';
 import { metricsSettings, metricsVariables } from './metrics';
 import { serverSettings, serverVariables } from './server';
 import { storeSettings, storeVariables } from './store';
+import { tenantsSettings, tenantsVariables } from './tenants';
 import { webhookSettings, webhookVariables } from './webhooks';
 
 export { ConfigError } from './config-error';
@@ -31,6 +32,7 @@ export const environmentSchema = z.object({
   ...metricsVariables,
   ...storeVariables,
   ...authVariables,
+  ...tenantsVariables,
   ...loggingVariables,
   ...httpVariables,
   ...limitsVariables,
@@ -52,6 +54,7 @@ const configSchema = (generate: () => string) =>
       ...metricsSettings(env),
       ...storeSettings(env),
       ...authSettings(env, generate),
+      ...tenantsSettings(env),
       ...loggingSettings(env),
       ...httpSettings(env),
       ...limitsSettings(env),
@@ -66,6 +69,7 @@ export type Config = z.output<ReturnType<typeof configSchema>>;
 export type OidcConfig = NonNullable<Config['oidc']>;
 export type BackupConfig = NonNullable<Config['backup']>;
 export type EventsConfig = Config['events'];
+export type { TenantsConfig } from './tenants';
 
 export function generateToken(): string {
   return randomBytes(32).toString('base64url');

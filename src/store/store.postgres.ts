@@ -10,6 +10,9 @@ import type { Mounted, Resource } from '../resource';
 import type { Dispatching, PostgresWebhooks } from '../webhooks';
 import type { Store, StoreConfig, StoreHooks } from './store';
 
+/** Whether every PostgreSQL statement reads and writes inside the caller's tenant (issue 35): TENANT_CLAIM needs it. */
+export const ISOLATES_TENANTS = false;
+
 const RETRY_MS = 1000;
 
 /**

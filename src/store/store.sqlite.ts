@@ -9,6 +9,9 @@ import type { Logger } from '../logger';
 import type { Resource } from '../resource';
 import type { Store, StoreConfig, StoreHooks } from './store';
 
+/** Whether every SQLite statement reads and writes inside the caller's tenant (issue 35): TENANT_CLAIM needs it. */
+export const ISOLATES_TENANTS = false;
+
 /**
  * The store's parts over an open, migrated database: each resource's parts (its repository with the
  * file-identity and fault guard, and the webhook outbox inside its commits), the readiness check, and the webhook

@@ -6,7 +6,7 @@ import type { Dispatching, WebhookObserver } from '../webhooks';
 /** The variables the store reads: where the database is, how long to wait on it, and the webhook subscribers. */
 export type StoreConfig = Pick<
   Config,
-  'database' | 'databaseBusyTimeoutMs' | 'databasePoolSize' | 'databaseStatementTimeoutMs' | 'databaseConnectTimeoutMs' | 'webhooks' | 'events' | 'idempotencyTtlMs'
+  'database' | 'databaseBusyTimeoutMs' | 'databasePoolSize' | 'databaseStatementTimeoutMs' | 'databaseConnectTimeoutMs' | 'webhooks' | 'events' | 'idempotencyTtlMs' | 'tenants'
 >;
 
 /** Instruments the store and its resources report to; absent when metrics are off. */
