@@ -24,7 +24,7 @@ export type RequestLocals = {
    * fingerprint and until when its answer is kept. The write's store keeps the answer in the write's transaction
    * and sets `kept`.
    */
-  keyed?: { caller: string; key: string; fingerprint: string; expiresAt: number; kept?: boolean };
+  keyed?: { tenant: TenantKey; caller: string; key: string; fingerprint: string; expiresAt: number; kept?: boolean };
 };
 
 /** Express adds `locals` to every response it handles; one Node answers on its own (a parser error) has none. */

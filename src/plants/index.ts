@@ -38,7 +38,7 @@ function partsOver(plants: PlantRepository & PlantEventLog, feed: PlantFeed, key
     repository: plants,
     routes: (app, kit) => {
       const controller = new PlantController(new PlantService(plants), feed, (req) => kit.grants(req, READ), kit.leaseOf, kit.tenantOf, kit.charge);
-      plantRoutes(app, controller, kit, { idempotent: idempotent({ keys, ttlMs, callerOf: kit.callerOf, logger: context.logger }), taken: replayTakenKey(keys) });
+      plantRoutes(app, controller, kit, { idempotent: idempotent({ keys, ttlMs, callerOf: kit.callerOf, tenantOf: kit.tenantOf, logger: context.logger }), taken: replayTakenKey(keys) });
     },
     background: [
       // Change streams end at once: their clients reconnect to another replica, and none holds the drain.

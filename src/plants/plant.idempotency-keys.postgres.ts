@@ -159,14 +159,14 @@ FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[
 export function postgresIdempotencyKeys(pool: PgPool): IdempotencyKeys {
   return {
     checkedByWrite: true,
-    find: async (caller, key, now) => {
+    find: async (_tenant, caller, key, now) => {
       const { rows } = await pool.query<AnswerRow>(
         'SELECT fingerprint, status, etag, location, body FROM idempotency_keys WHERE caller = $1 AND key = $2 AND expires_at > to_timestamp($3 / 1000.0)',
         [caller, key, now],
       );
       return rows[0] === undefined ? undefined : storedAnswerOf(rows[0]);
     },
-    save: async (caller, key, answer, expiresAt) => {
+    save: async (_tenant, caller, key, answer, expiresAt) => {
       await pool.query(
         `INSERT INTO idempotency_keys (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, to_timestamp($8 / 1000.0)) ${REPLACE_EXPIRED} WHERE idempotency_keys.expires_at <= now()`,
         [caller, key, answer.fingerprint, answer.status, answer.etag ?? null, answer.location ?? null, answer.body ?? null, expiresAt],

@@ -5,6 +5,7 @@
  * by the store inside the write's own transaction, after it found the key free there (keepAnswerSqlite here;
  * PostgreSQL's in plant.idempotency-keys.postgres.ts); `save` is for a 2xx answer no store write carried.
  */
+import type { TenantKey } from '../tenant';
 import type { Db } from '../db/database.sqlite';
 import { AppError } from '../errors';
 import type { BatchOutcome, KeepAnswer, RenderedAnswer, StoredAnswer, WriteOutcome } from './plant.repository';
@@ -17,10 +18,10 @@ export type IdempotencyKeys = {
    * does not look it up first; false when the step looks it up before the write (SQLite: a local read).
    */
   checkedByWrite: boolean;
-  /** The answer stored under the caller's key, unless it expired by `now` (Unix ms). */
-  find(caller: string, key: string, now: number): Promise<StoredAnswer | undefined>;
+  /** The answer stored under the caller's key in the tenant, unless it expired by `now` (Unix ms). */
+  find(tenant: TenantKey, caller: string, key: string, now: number): Promise<StoredAnswer | undefined>;
   /** Stores the answer until `expiresAt`; a live answer already under the key is kept (another replica's). */
-  save(caller: string, key: string, answer: StoredAnswer, expiresAt: number): Promise<void>;
+  save(tenant: TenantKey, caller: string, key: string, answer: StoredAnswer, expiresAt: number): Promise<void>;
   /** Deletes at most `limit` keys expired by `now`; resolves with how many. */
   prune(now: number, limit: number): Promise<number>;
 };
@@ -83,11 +84,11 @@ export function sqliteIdempotencyKeys(db: Db): IdempotencyKeys {
   const prune = db.prepare<[number, number]>('DELETE FROM idempotency_keys WHERE (caller, key) IN (SELECT caller, key FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)');
   return {
     checkedByWrite: false,
-    find: (caller, key, now) => Promise.resolve().then(() => {
+    find: (_tenant, caller, key, now) => Promise.resolve().then(() => {
       const row = select.get(caller, key, now);
       return row === undefined ? undefined : storedAnswerOf(row);
     }),
-    save: (caller, key, answer, expiresAt) => Promise.resolve().then(() => {
+    save: (_tenant, caller, key, answer, expiresAt) => Promise.resolve().then(() => {
       insert.run(caller, key, answer.fingerprint, answer.status, answer.etag ?? null, answer.location ?? null, answer.body ?? null, expiresAt, Date.now());
     }),
     prune: (now, limit) => Promise.resolve().then(() => prune.run(now, limit).changes),

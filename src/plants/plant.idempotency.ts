@@ -7,6 +7,7 @@
  * transaction, and otherwise fails it with IdempotencyKeyTaken, answered by replayTakenKey.
  * A failed request (4xx, 5xx) stores nothing, so it may be retried with the same key.
  */
+import type { TenantKey } from '../tenant';
 import { hash } from 'node:crypto';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { AppError, catalogue } from '../errors';
@@ -20,7 +21,7 @@ export const REPLAYED_HEADER = 'Idempotent-Replayed';
 /** 1 to 255 visible ASCII characters (no space, no control). */
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
-export type IdempotencyOptions = { keys: IdempotencyKeys; ttlMs: number; callerOf: (req: Request) => string; logger: Logger };
+export type IdempotencyOptions = { keys: IdempotencyKeys; ttlMs: number; callerOf: (req: Request) => string; tenantOf: (req: Request) => TenantKey; logger: Logger };
 
 function keyOf(req: Request): string | undefined {
   const header = req.headers['idempotency-key'];
@@ -93,7 +94,7 @@ function storeOnEnd(res: Response, save: (answer: StoredAnswer) => Promise<void>
   Object.defineProperty(res, 'end', { value: keyedEnd, writable: true, configurable: true, enumerable: false });
 }
 
-export function idempotent({ keys, ttlMs, callerOf, logger }: IdempotencyOptions): RequestHandler {
+export function idempotent({ keys, ttlMs, callerOf, tenantOf, logger }: IdempotencyOptions): RequestHandler {
   const inFlight = new Set<string>();
   return async (req, res, next) => {
     const key = keyOf(req);
@@ -102,6 +103,7 @@ export function idempotent({ keys, ttlMs, callerOf, logger }: IdempotencyOptions
       return;
     }
     const caller = callerOf(req);
+    const tenant = tenantOf(req);
     const slot = keySlot(caller, key);
     if (inFlight.has(slot)) {
       throw new AppError('idempotency_key_in_use', `${IDEMPOTENCY_HEADER}: a request with this key is still in progress; retry after the number of seconds in Retry-After.`, { headers: { 'Retry-After': '1' } });
@@ -113,7 +115,7 @@ export function idempotent({ keys, ttlMs, callerOf, logger }: IdempotencyOptions
     if (!keys.checkedByWrite) {
       let stored: StoredAnswer | undefined;
       try {
-        stored = await keys.find(caller, key, Date.now());
+        stored = await keys.find(tenant, caller, key, Date.now());
       } catch (err) {
         release();
         throw err;
@@ -125,10 +127,10 @@ export function idempotent({ keys, ttlMs, callerOf, logger }: IdempotencyOptions
       }
     }
     const save = (answer: StoredAnswer) =>
-      keys.save(caller, key, answer, Date.now() + ttlMs).catch((err: unknown) => {
+      keys.save(tenant, caller, key, answer, Date.now() + ttlMs).catch((err: unknown) => {
         logger.warn({ err }, 'the answer of a write with Idempotency-Key could not be stored; a retry with the key will be processed again');
       });
-    const keyed = { caller, key, fingerprint, expiresAt: Date.now() + ttlMs };
+    const keyed = { tenant, caller, key, fingerprint, expiresAt: Date.now() + ttlMs };
     const locals = localsOf(res);
     locals.keyed = keyed;
     storeOnEnd(res, save, keyed, release);
@@ -155,7 +157,7 @@ export function replayTakenKey(keys: IdempotencyKeys): ErrorRequestHandler {
       next(error);
       return;
     }
-    const stored = (taken ? error.stored : undefined) ?? (await keys.find(keyed.caller, keyed.key, Date.now()));
+    const stored = (taken ? error.stored : undefined) ?? (await keys.find(keyed.tenant, keyed.caller, keyed.key, Date.now()));
     if (stored === undefined) {
       next(error);
       return;
