@@ -158,4 +158,19 @@ describe('PlantRepository on SQLite, two tenants with the same ids', () => {
     expect(await subject.keys.find(ALICE, 'caller', `kept-${id}`, Date.now())).toEqual({ fingerprint: 'alice', status: 201, body: '"alice"' });
     expect(await subject.keys.find(BOB, 'caller', `kept-${id}`, Date.now())).toEqual({ fingerprint: 'bob', status: 201, body: '"bob"' });
   });
+
+  it('when keys expire in two tenants, then the prune deletes both and keeps the live ones', async () => {
+    const expired = Date.now() - 1000;
+    const live = Date.now() + 60_000;
+    await Promise.all([
+      subject.keys.save(ALICE, 'pruned', `old-${id}`, { fingerprint: 'a', status: 201 }, expired),
+      subject.keys.save(BOB, 'pruned', `old-${id}`, { fingerprint: 'b', status: 201 }, expired),
+      subject.keys.save(BOB, 'pruned', `new-${id}`, { fingerprint: 'c', status: 201 }, live),
+    ]);
+    const stored = () => subject.db.prepare(`SELECT tenant, key FROM idempotency_keys WHERE caller = 'pruned' ORDER BY tenant, key /* unchecked: test */`).raw().all();
+
+    await subject.keys.prune(Date.now(), 1000);
+
+    expect(stored()).toEqual([['bob', `new-${id}`]]);
+  });
 });
