@@ -31,12 +31,13 @@ export async function exportPostgres(options: PostgresOptions, transfer: Postgre
   }
 }
 
-export async function importPostgres(options: PostgresOptions, lines: Lines, transfer: PostgresTransfer): Promise<ImportResult> {
+/** `defaultTenant`: the tenant name (TENANT_DEFAULT) whose lines go to the shared tenant. */
+export async function importPostgres(options: PostgresOptions, lines: Lines, transfer: PostgresTransfer, defaultTenant?: string): Promise<ImportResult> {
   await migratePostgres(options, loadPostgresMigrations());
   const client = await connect(options);
   try {
     await client.query('BEGIN');
-    const result = await transfer.import(client, lines, Date.now());
+    const result = await transfer.import(client, lines, Date.now(), defaultTenant);
     await client.query('COMMIT');
     return result;
   } catch (error) {

@@ -30,7 +30,8 @@ export function exportSqlite(file: string, busyTimeoutMs: number, transfer: Sqli
   return transfer.export(db, () => db.close());
 }
 
-export async function importSqlite(file: string, lines: Lines, busyTimeoutMs: number, transfer: SqliteTransfer): Promise<ImportResult> {
+/** `defaultTenant`: the tenant name (TENANT_DEFAULT) whose lines go to the shared tenant. */
+export async function importSqlite(file: string, lines: Lines, busyTimeoutMs: number, transfer: SqliteTransfer, defaultTenant?: string): Promise<ImportResult> {
   const existed = existsSync(file);
   if (!existed) {
     try {
@@ -49,7 +50,7 @@ export async function importSqlite(file: string, lines: Lines, busyTimeoutMs: nu
     // move between stores): it continues past every position that one may have handed out, as a restore does.
     let lastPos = lastPosition(db);
     if (lastPos === 0n) lastPos = markPositions(db, 0n, new Date(at));
-    const result = await transfer.import(db, lines, lastPos, at);
+    const result = await transfer.import(db, lines, lastPos, at, defaultTenant);
     db.exec('COMMIT');
     return result;
   } catch (error) {

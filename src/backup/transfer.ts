@@ -12,13 +12,16 @@ export type SqliteTransfer = {
   table: string;
   /** The records of the snapshot `db` holds open (a read transaction); `close` runs when the pages end. */
   export: (db: Db, close: () => void) => Export;
-  /** Each line's record, in the caller's write transaction, its events numbered after `lastPos`, written at `at`. */
-  import: (db: Db, lines: Lines, lastPos: bigint, at: number) => Promise<ImportResult>;
+  /**
+   * Each line's record, in the caller's write transaction, its events numbered after `lastPos`, written at `at`;
+   * `defaultTenant`: the tenant name (TENANT_DEFAULT) whose lines go to the shared tenant.
+   */
+  import: (db: Db, lines: Lines, lastPos: bigint, at: number, defaultTenant?: string) => Promise<ImportResult>;
 };
 
 export type PostgresTransfer = {
   /** The records of the snapshot `client` holds open (REPEATABLE READ); `close` runs when the pages end. */
   export: (client: pg.ClientBase, close: () => Promise<void>) => Promise<Export>;
-  /** Each line's record, in the caller's transaction, written at `at`. */
-  import: (client: pg.ClientBase, lines: Lines, at: number) => Promise<ImportResult>;
+  /** Each line's record, in the caller's transaction, written at `at`; `defaultTenant` as SqliteTransfer's. */
+  import: (client: pg.ClientBase, lines: Lines, at: number, defaultTenant?: string) => Promise<ImportResult>;
 };

@@ -5,15 +5,20 @@
  */
 import { z } from 'zod';
 import { databaseUrl, integer, type DatabaseTarget } from '../config/fields';
+import { TENANT_NAME_MAX } from '../tenant';
 import { redactUrl, type PostgresOptions } from '../db/database.postgres';
 
 const cliEnvSchema = z.object({
   DATABASE_URL: databaseUrl.prefault('file:./data/plants.db'),
   DATABASE_BUSY_TIMEOUT_MS: integer(0, 60_000).prefault('2000'),
   DATABASE_CONNECT_TIMEOUT_MS: integer(100, 600_000).prefault('2000'),
+  // The service's TENANT_DEFAULT: an import puts the lines naming it into the shared tenant, as the service keeps
+  // that tenant's plants (src/tenant.ts). Only its length is checked here; TENANT_CLAIM is the service's business.
+  TENANT_DEFAULT: z.string().max(TENANT_NAME_MAX).optional(),
 });
 
-export type CliConfig = { database: DatabaseTarget; busyTimeoutMs: number; connectTimeoutMs: number };
+/** `defaultTenant`: TENANT_DEFAULT, the tenant name whose import lines go to the shared tenant. */
+export type CliConfig = { database: DatabaseTarget; busyTimeoutMs: number; connectTimeoutMs: number; defaultTenant?: string };
 
 export class UsageError extends Error {}
 
@@ -25,7 +30,8 @@ export function loadCliConfig(env: Record<string, string | undefined>, databaseF
   );
   const parsed = cliEnvSchema.safeParse(present);
   if (!parsed.success) throw new UsageError(`invalid configuration:\n${z.prettifyError(parsed.error)}`);
-  return { database: parsed.data.DATABASE_URL, busyTimeoutMs: parsed.data.DATABASE_BUSY_TIMEOUT_MS, connectTimeoutMs: parsed.data.DATABASE_CONNECT_TIMEOUT_MS };
+  const { DATABASE_URL: database, DATABASE_BUSY_TIMEOUT_MS: busyTimeoutMs, DATABASE_CONNECT_TIMEOUT_MS: connectTimeoutMs, TENANT_DEFAULT: defaultTenant } = parsed.data;
+  return { database, busyTimeoutMs, connectTimeoutMs, ...(defaultTenant === undefined ? {} : { defaultTenant }) };
 }
 
 export function parseTarget(value: string, flag: string): DatabaseTarget {

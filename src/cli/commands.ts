@@ -48,8 +48,8 @@ async function openExport(target: DatabaseTarget, config: CliConfig): Promise<Ex
 function runImport(target: DatabaseTarget, config: CliConfig, input: AsyncIterable<Buffer | string> | Iterable<Buffer | string>): Promise<ImportResult> {
   const lines = readLines(input, 'plant');
   return target.dialect === 'sqlite'
-    ? importSqlite(target.path, lines, config.busyTimeoutMs, sqlitePlantTransfer)
-    : importPostgres(postgresOptions(target.url, config), lines, postgresPlantTransfer);
+    ? importSqlite(target.path, lines, config.busyTimeoutMs, sqlitePlantTransfer, config.defaultTenant)
+    : importPostgres(postgresOptions(target.url, config), lines, postgresPlantTransfer, config.defaultTenant);
 }
 
 const say = (text: string) => process.stdout.write(`${text}\n`);
@@ -108,7 +108,8 @@ export const COMMANDS: Record<string, Command> = {
     usage: '[--database URL] > plants.ndjson',
     description:
       'Writes the plants of one snapshot in id order, one JSON object a line, ids exact; works on both stores and\n' +
-      'beside a running service. The count goes to stderr.',
+      'beside a running service. The count goes to stderr. With tenants, each tenant\'s plants in turn, a line of a\n' +
+      'tenant other than the default one (TENANT_DEFAULT\'s) naming it first: {"tenant":"acme","id":…}.',
     options: { database: DATABASE },
     run: async (values) => {
       const config = configOf(values);
@@ -129,7 +130,8 @@ export const COMMANDS: Record<string, Command> = {
       'Reads one plant a line ({"id":…,"name":…,"tag":…}) and stores them in one transaction: a new store gets its\n' +
       "schema from the service's migrations; a plant already stored the same is left as it is (importing twice\n" +
       'changes nothing); a malformed line or one that differs from a stored plant stops the import with its line\n' +
-      'number and leaves the plants as they were. On SQLite it holds the write lock until it ends.',
+      'number and leaves the plants as they were. On SQLite it holds the write lock until it ends. A line naming a\n' +
+      'tenant ("tenant":"acme") goes to that tenant, one naming TENANT_DEFAULT or none to the default tenant.',
     options: { database: DATABASE },
     run: async (values) => {
       const config = configOf(values);

@@ -79,8 +79,8 @@ export class PlantController {
     // Express matches /plants/ to /plants; there it is GET /plants/{id} with an empty id.
     rejectEmptyId(req);
     rejectMalformedQuery(req.originalUrl);
-    const request = parseListRequest(req.query, req.headers.prefer);
-    const page = await this.service.list(this.tenantOf(req), request.read);
+    const request = parseListRequest(req.query, req.headers.prefer, this.tenantOf(req));
+    const page = await this.service.list(request.tenant, request.read);
     res.setHeader('Vary', 'Prefer');
     res.setHeader('Feed-Position', String(page.position));
     if (page.total !== undefined) {

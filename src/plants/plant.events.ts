@@ -15,11 +15,11 @@ export type ChangeKind = 'created' | 'updated' | 'deleted';
  */
 export type EventRow = { tenant?: string; pos: bigint; kind: ChangeKind; plant_id: bigint; prev_name: string | null; prev_tag: string | null; at: number | bigint } & Partial<MemberColumns>;
 
-/** The columns an event is read from, in the order a store writes them. */
+/** The columns an event is read from, in the order a store writes them (a store that routes by tenant reads `tenant` too). */
 export const EVENT_COLUMNS = `pos, kind, plant_id, ${selectMembers()}, prev_name, prev_tag, at`;
 
 /** The columns an event is written to, in the order of `eventValues`. */
-export const EVENT_INSERT_COLUMNS = `pos, kind, plant_id, ${MEMBER_COLUMNS}, prev_name, prev_tag, at`;
+export const EVENT_INSERT_COLUMNS = `tenant, pos, kind, plant_id, ${MEMBER_COLUMNS}, prev_name, prev_tag, at`;
 
 /**
  * One change as stored: the plant's members after the change (for a delete, the name and tag it had alone);
@@ -55,8 +55,10 @@ export function toChangeEvent(row: EventRow): ChangeEvent {
 export type EventBounds = { oldest?: bigint; last: bigint; unwritten?: boolean };
 
 export type PlantEventLog = {
-  /** Events with a position greater than `after`, ascending, at most `limit`. */
+  /** Events with a position greater than `after`, ascending, at most `limit`: every tenant's (the live reader routes them). */
   readEvents(after: bigint, limit: number): Promise<ChangeEvent[]>;
+  /** The tenant's events with a position greater than `after`, ascending, at most `limit`: a stream's catch-up. */
+  readTenantEvents(tenant: TenantKey, after: bigint, limit: number): Promise<ChangeEvent[]>;
   /** The bounds, and whether `resumeAfter` (when given) is a position a restore skipped. */
   eventBounds(resumeAfter?: bigint): Promise<EventBounds>;
   /** Removes up to `limit` of the oldest events written before `beforeMs`; resolves how many. */

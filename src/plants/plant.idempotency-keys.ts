@@ -42,8 +42,17 @@ export const storedAnswerOf = (row: AnswerRow): StoredAnswer => ({
 export const COLUMNS = 'caller, key, fingerprint, status, etag, location, body, expires_at';
 export const REPLACE_EXPIRED = 'ON CONFLICT (caller, key) DO UPDATE SET fingerprint = excluded.fingerprint, status = excluded.status, etag = excluded.etag, location = excluded.location, body = excluded.body, expires_at = excluded.expires_at';
 
-const valuesOf = (keep: KeepAnswer, answer: RenderedAnswer) =>
-  [keep.caller, keep.key, keep.fingerprint, answer.status, answer.etag ?? null, answer.location ?? null, answer.body ?? null, keep.expiresAt];
+/**
+ * SQLite's table (migrations/sqlite/012): the tenant leads the primary key (tenant, caller, key), so a caller's
+ * key in one tenant is another key than the same one in another, and every statement names the tenant.
+ */
+const SQLITE_COLUMNS = `tenant, ${COLUMNS}`;
+const SQLITE_REPLACE_EXPIRED = REPLACE_EXPIRED.replace('ON CONFLICT (caller, key)', 'ON CONFLICT (tenant, caller, key)');
+const SQLITE_INSERT = `INSERT INTO idempotency_keys (${SQLITE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ${SQLITE_REPLACE_EXPIRED} WHERE idempotency_keys.expires_at <= ?`;
+const SQLITE_LIVE = 'FROM idempotency_keys WHERE tenant = ? AND caller = ? AND key = ? AND expires_at > ?';
+
+const valuesOf = (tenant: TenantKey, keep: KeepAnswer, answer: RenderedAnswer) =>
+  [tenant, keep.caller, keep.key, keep.fingerprint, answer.status, answer.etag ?? null, answer.location ?? null, answer.body ?? null, keep.expiresAt];
 
 /**
  * A keyed write whose key another process holds (a replica, or another process on the SQLite file): the store
@@ -62,34 +71,40 @@ export class IdempotencyKeyTaken extends AppError {
  * process is half-way through a write): `taken` when a live key is already stored, which the write must then not
  * be applied for; `keep` writes the answer of a write applied under a free key. Prepared once, after the migrations.
  */
-export type SqliteKeys = { taken: (keep: KeepAnswer) => boolean; keep: (keep: KeepAnswer, outcome: WriteOutcome | BatchOutcome) => void };
+export type SqliteKeys = {
+  taken: (tenant: TenantKey, keep: KeepAnswer) => boolean;
+  keep: (tenant: TenantKey, keep: KeepAnswer, outcome: WriteOutcome | BatchOutcome) => void;
+};
 
 export function keepAnswerSqlite(db: Db): SqliteKeys {
-  const live = db.prepare<[string, string, number]>('SELECT 1 FROM idempotency_keys WHERE caller = ? AND key = ? AND expires_at > ?').pluck();
-  const insert = db.prepare<unknown[]>(`INSERT INTO idempotency_keys (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ${REPLACE_EXPIRED} WHERE idempotency_keys.expires_at <= ?`);
+  const live = db.prepare<[TenantKey, string, string, number]>(`SELECT 1 ${SQLITE_LIVE}`).pluck();
+  const insert = db.prepare<unknown[]>(SQLITE_INSERT);
   return {
-    taken: (keep) => live.get(keep.caller, keep.key, Date.now()) !== undefined,
-    keep: (keep, outcome) => {
+    taken: (tenant, keep) => live.get(tenant, keep.caller, keep.key, Date.now()) !== undefined,
+    keep: (tenant, keep, outcome) => {
       const answer = keep.render(outcome);
       if (answer === undefined) return;
-      insert.run(...valuesOf(keep, answer), Date.now());
+      insert.run(...valuesOf(tenant, keep, answer), Date.now());
       keep.kept = true;
     },
   };
 }
 
 export function sqliteIdempotencyKeys(db: Db): IdempotencyKeys {
-  const select = db.prepare<[string, string, number], AnswerRow>('SELECT fingerprint, status, etag, location, body FROM idempotency_keys WHERE caller = ? AND key = ? AND expires_at > ?');
-  const insert = db.prepare<unknown[]>(`INSERT INTO idempotency_keys (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ${REPLACE_EXPIRED} WHERE idempotency_keys.expires_at <= ?`);
-  const prune = db.prepare<[number, number]>('DELETE FROM idempotency_keys WHERE (caller, key) IN (SELECT caller, key FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)');
+  const select = db.prepare<[TenantKey, string, string, number], AnswerRow>(`SELECT fingerprint, status, etag, location, body ${SQLITE_LIVE}`);
+  const insert = db.prepare<unknown[]>(SQLITE_INSERT);
+  // Expiry is every tenant's: the prune deletes by time alone.
+  const prune = db.prepare<[number, number]>(
+    'DELETE FROM idempotency_keys WHERE (tenant, caller, key) IN (SELECT tenant, caller, key FROM idempotency_keys WHERE expires_at <= ? LIMIT ?)',
+  );
   return {
     checkedByWrite: false,
-    find: (_tenant, caller, key, now) => Promise.resolve().then(() => {
-      const row = select.get(caller, key, now);
+    find: (tenant, caller, key, now) => Promise.resolve().then(() => {
+      const row = select.get(tenant, caller, key, now);
       return row === undefined ? undefined : storedAnswerOf(row);
     }),
-    save: (_tenant, caller, key, answer, expiresAt) => Promise.resolve().then(() => {
-      insert.run(caller, key, answer.fingerprint, answer.status, answer.etag ?? null, answer.location ?? null, answer.body ?? null, expiresAt, Date.now());
+    save: (tenant, caller, key, answer, expiresAt) => Promise.resolve().then(() => {
+      insert.run(tenant, caller, key, answer.fingerprint, answer.status, answer.etag ?? null, answer.location ?? null, answer.body ?? null, expiresAt, Date.now());
     }),
     prune: (now, limit) => Promise.resolve().then(() => prune.run(now, limit).changes),
   };

@@ -14,7 +14,7 @@ import { AppError, catalogue } from '../errors';
 import { sendJson } from '../http/output';
 import type { Logger } from '../logger';
 import { localsOf } from '../request-locals';
-import { IdempotencyKeyTaken, keySlot, type IdempotencyKeys, type StoredAnswer } from './plant.idempotency-keys';
+import { IdempotencyKeyTaken, type IdempotencyKeys, type StoredAnswer } from './plant.idempotency-keys';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
@@ -22,6 +22,12 @@ export const REPLAYED_HEADER = 'Idempotent-Replayed';
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
 export type IdempotencyOptions = { keys: IdempotencyKeys; ttlMs: number; callerOf: (req: Request) => string; tenantOf: (req: Request) => TenantKey; logger: Logger };
+
+/**
+ * One key of one caller in one tenant, as the process holds it in flight: the key first (visible ASCII, never a
+ * newline), then the tenant's length, so no tenant and caller can run into another pair's.
+ */
+const slotOf = (tenant: TenantKey, caller: string, key: string): string => `${key}\n${tenant.length}\n${tenant}${caller}`;
 
 function keyOf(req: Request): string | undefined {
   const header = req.headers['idempotency-key'];
@@ -104,7 +110,7 @@ export function idempotent({ keys, ttlMs, callerOf, tenantOf, logger }: Idempote
     }
     const caller = callerOf(req);
     const tenant = tenantOf(req);
-    const slot = keySlot(caller, key);
+    const slot = slotOf(tenant, caller, key);
     if (inFlight.has(slot)) {
       throw new AppError('idempotency_key_in_use', `${IDEMPOTENCY_HEADER}: a request with this key is still in progress; retry after the number of seconds in Retry-After.`, { headers: { 'Retry-After': '1' } });
     }

@@ -37,8 +37,13 @@ export const newPlantJson = (plant: Written & { id: bigint }): string => `{"id":
 /** A deleted plant, `{id}` alone: the feed's and the webhook's data for a delete. */
 export const deletedPlantJson = (id: bigint): string => `{"id":${id}}`;
 
-/** One export line: the StoredPlant form and a newline (NDJSON). */
-export const plantLine = (plant: PlantFields): string => `${plantJson(plant)}\n`;
+/**
+ * One export line: the StoredPlant form and a newline (NDJSON). A plant of a tenant other than the shared one
+ * names it first, `{"tenant":"acme","id":…}` (its stored key is its name); the shared tenant's lines, every line of
+ * a store with tenants off, are as before.
+ */
+export const plantLine = (plant: PlantFields & { tenant?: string }): string =>
+  plant.tenant === undefined || plant.tenant === '' ? `${plantJson(plant)}\n` : `{"tenant":${JSON.stringify(plant.tenant)},${plantJson(plant).slice(1)}\n`;
 
 export function plantsJson(plants: readonly PlantFields[]): string {
   let text = '[';

@@ -4,6 +4,8 @@
  * base64url of JSON the service alone writes and reads; clients follow the Link and never look inside. Knows no
  * SQL and no HTTP beyond the AppErrors it throws.
  */
+import { createHash } from 'node:crypto';
+import { SHARED_TENANT, type TenantKey } from '../tenant';
 import { AppError } from '../errors';
 import { invalid } from '../http/input';
 import { listQueryExtraSchema, listQuerySchema, searchKey, SORTS, type Sort } from './plant.schemas';
@@ -26,8 +28,8 @@ export type PlantListQuery = {
   count?: boolean;
 };
 
-/** The query as the request gave it: what the next Link repeats and a cursor is bound to. */
-export type ListRequest = { limit: number; tag?: string; q?: string; sort: Sort; count: boolean; read: PlantListQuery };
+/** The query as the request gave it, and the tenant it reads: what the next Link repeats and a cursor is bound to. */
+export type ListRequest = { tenant: TenantKey; limit: number; tag?: string; q?: string; sort: Sort; count: boolean; read: PlantListQuery };
 
 const listRequestSchema = listQuerySchema.extend(listQueryExtraSchema.shape);
 
@@ -42,13 +44,21 @@ const KEY_TEXT = /^[^\u0000-\u001F\u007F]*$/;
 export const isIdSort = (sort: Sort): boolean => sort === 'id' || sort === '-id';
 const isSort = (value: string): value is Sort => (SORTS as readonly string[]).includes(value);
 
-type CursorBody = { s: Sort; q?: string; t?: string; k: (string | number)[] };
+type CursorBody = { s: Sort; q?: string; t?: string; n?: string; k: (string | number)[] };
 
-/** The cursor to the page after the one whose last plant has `keys`, bound to this sort, q and tag. */
-export function cursorOf(request: Pick<ListRequest, 'sort' | 'q' | 'tag'>, keys: SortKeys): string {
+/**
+ * The tenant a cursor is bound to, as its `n`: the first 9 bytes of the SHA-256 of the tenant's key, base64url (12
+ * characters), so a cursor names no tenant; none for the shared tenant, whose cursors are as they always were.
+ */
+const tenantMark = (tenant: TenantKey): string | undefined => (tenant === SHARED_TENANT ? undefined : createHash('sha256').update(tenant).digest().subarray(0, 9).toString('base64url'));
+
+/** The cursor to the page after the one whose last plant has `keys`, bound to this tenant, sort, q and tag. */
+export function cursorOf(request: Pick<ListRequest, 'tenant' | 'sort' | 'q' | 'tag'>, keys: SortKeys): string {
   const body: CursorBody = { s: request.sort, k: keys.map((key) => (typeof key === 'bigint' ? String(key) : key)) };
   if (request.q !== undefined) body.q = request.q;
   if (request.tag !== undefined) body.t = request.tag;
+  const mark = tenantMark(request.tenant);
+  if (mark !== undefined) body.n = mark;
   return Buffer.from(JSON.stringify(body)).toString('base64url');
 }
 
@@ -66,9 +76,9 @@ function parseCursorBody(text: string): CursorBody {
     throw malformed();
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw malformed();
-  const { s, q, t, k } = body as Record<string, unknown>;
+  const { s, q, t, n, k } = body as Record<string, unknown>;
   const optionalText = (value: unknown) => value === undefined || typeof value === 'string';
-  if (typeof s !== 'string' || !isSort(s) || isIdSort(s) || !optionalText(q) || !optionalText(t) || !Array.isArray(k)) throw malformed();
+  if (typeof s !== 'string' || !isSort(s) || isIdSort(s) || !optionalText(q) || !optionalText(t) || !optionalText(n) || !Array.isArray(k)) throw malformed();
   if (!keysFit(s, k)) throw malformed();
   return body as CursorBody;
 }
@@ -83,9 +93,12 @@ function keysFit(sort: Sort, keys: unknown[]): boolean {
   return texts.every((key) => typeof key === 'string' && key.isWellFormed() && KEY_TEXT.test(key) && (byName || TIME.test(key)));
 }
 
-/** The keys a valid cursor made for exactly this sort, q and tag carries; a 400 naming cursor otherwise. */
-function keysOfCursor(text: string, sort: Sort, q: string | undefined, tag: string | undefined): SortKeys {
+/** The keys a valid cursor made for exactly this tenant, sort, q and tag carries; a 400 naming cursor otherwise. */
+function keysOfCursor(text: string, tenant: TenantKey, sort: Sort, q: string | undefined, tag: string | undefined): SortKeys {
   const body = parseCursorBody(text);
+  if (body.n !== tenantMark(tenant)) {
+    throw cursorError('mismatch', 'was made for another tenant than this request acts in; start again without cursor.');
+  }
   if (body.s !== sort || body.q !== q || body.t !== tag) {
     throw cursorError('mismatch', 'was made for another sort, q or tag than this request has; follow the Link as it is, or start again without cursor.');
   }
@@ -97,10 +110,11 @@ const conflict = (field: 'after' | 'cursor', message: string) =>
   new AppError('paging_conflict', `${field}: ${message}`, { fields: [{ field, code: 'conflict', message }] });
 
 /**
- * The request's query, checked in this order: each parameter's own rule (40012, every problem named at once), an
- * unknown sort (40040), after and cursor against each other and the sort (40042), the cursor itself (40041).
+ * The request's query in `tenant`, checked in this order: each parameter's own rule (40012, every problem named at
+ * once), an unknown sort (40040), after and cursor against each other and the sort (40042), the cursor itself
+ * (40041, also when it was made in another tenant).
  */
-export function parseListRequest(query: Record<string, unknown>, prefer: string | string[] | undefined): ListRequest {
+export function parseListRequest(query: Record<string, unknown>, prefer: string | string[] | undefined, tenant: TenantKey): ListRequest {
   const parsed = listRequestSchema.safeParse(query);
   if (!parsed.success) throw invalid('invalid_parameter', parsed.error, query);
   const { limit, after, tag, q, cursor } = parsed.data;
@@ -118,8 +132,8 @@ export function parseListRequest(query: Record<string, unknown>, prefer: string 
   if (tag !== undefined) read.tag = tag;
   if (q !== undefined) read.search = searchKey(q);
   if (after !== undefined) read.after = after;
-  if (cursor !== undefined) read.from = keysOfCursor(cursor, sort, q, tag);
-  const request: ListRequest = { limit, sort, count, read };
+  if (cursor !== undefined) read.from = keysOfCursor(cursor, tenant, sort, q, tag);
+  const request: ListRequest = { tenant, limit, sort, count, read };
   if (tag !== undefined) request.tag = tag;
   if (q !== undefined) request.q = q;
   return request;

@@ -99,6 +99,9 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
     return rows.map(toChangeEvent);
   }
 
+  // Stub until PostgreSQL's SQL carries the tenant (h35-postgres replaces it): tenants off, every event is the shared tenant's.
+  readTenantEvents(tenant: TenantKey, after: bigint, limit: number): Promise<ChangeEvent[]> { return this.readEvents(after, limit).then((events) => events.filter((event) => event.tenant === tenant)); }
+
   async eventBounds(resumeAfter?: bigint): Promise<EventBounds> {
     // Positions a restore jumped over (migrations/postgres/007): the replaced database may have handed them out.
     const { rows } = await this.query<{ oldest: bigint | null; last: bigint; unwritten: boolean }>(

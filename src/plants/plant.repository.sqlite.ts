@@ -64,7 +64,7 @@ class UnitFailed extends Error {
 export class SqlitePlantRepository extends PlantWriter implements PlantRepository, PlantEventLog {
   private readonly queue = new GroupCommit<Op, Outcome>((batch) => this.commit(batch));
   private readonly commitBatch: Database.Transaction<(batch: Batch) => (Outcome | Error)[]>;
-  private readonly byId: Database.Statement<[bigint], { json: string; version: bigint }>;
+  private readonly byId: Database.Statement<[TenantKey, bigint], { json: string; version: bigint }>;
   private readonly lists: SqlitePlantList;
   private readonly events: SqliteEventLog;
   private readonly positions: Positions;
@@ -82,29 +82,30 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
     if (keyed > 0) logger.info({ plants: keyed }, 'filled the search keys of plants stored before search');
     this.events = new SqliteEventLog(db);
     this.positions = { last: this.events.lastWritten() };
-    this.byId = db.prepare<[bigint], { json: string; version: bigint }>(`SELECT ${PLANT_JSON} AS json, version FROM plants WHERE id = ?`);
-    // Keyset paging: each page is a range scan of an index in its order (migrations/sqlite/009), whatever its depth.
+    // By the primary key (tenant, id): another tenant's plant is exactly a missing one.
+    this.byId = db.prepare<[TenantKey, bigint], { json: string; version: bigint }>(`SELECT ${PLANT_JSON} AS json, version FROM plants WHERE tenant = ? AND id = ?`);
+    // Keyset paging: each page is a range scan of a tenant-leading index in its order (migrations/sqlite/012), whatever its depth.
     this.lists = new SqlitePlantList(db, () => this.events.lastWritten());
     const positions = this.positions;
     // A nested transaction is a savepoint: a write that throws takes its event (and its position) back with it.
     const apply = sqliteChangeApplier(db, this.events, positions, outbox);
     const keys = keepAnswerSqlite(db);
     // A keyed write's answer is kept in its savepoint: a row that cannot be written takes the write back with it.
-    const applyOne = db.transaction((write: ChangeWrite & { keep?: KeepAnswer }, at: number) => {
-      const outcome = apply(write, at);
-      if (write.keep !== undefined) keys.keep(write.keep, outcome);
+    const applyOne = db.transaction((write: ChangeWrite & { tenant: TenantKey; keep?: KeepAnswer }, at: number) => {
+      const outcome = apply(write, write.tenant, at);
+      if (write.keep !== undefined) keys.keep(write.tenant, write.keep, outcome);
       return outcome;
     });
     // A batch is one savepoint: its first failed write throws, which undoes its earlier writes, events and webhook rows.
     const applyUnit = db.transaction((unit: WriteUnit, at: number): BatchOutcome => {
       const results: WriteOutcome[] = [];
       for (const [index, write] of unit.writes.entries()) {
-        const result = apply(unit.trace === undefined ? write : { ...write, trace: unit.trace }, at);
+        const result = apply(unit.trace === undefined ? write : { ...write, trace: unit.trace }, unit.tenant, at);
         if (failed(result.outcome)) throw new UnitFailed({ outcome: 'failed', index, result });
         results.push(result);
       }
       const outcome: BatchOutcome = { outcome: 'applied', results };
-      if (unit.keep !== undefined) keys.keep(unit.keep, outcome);
+      if (unit.keep !== undefined) keys.keep(unit.tenant, unit.keep, outcome);
       return outcome;
     });
     this.commitBatch = db.transaction((batch: Batch) => {
@@ -113,7 +114,7 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
       const at = Date.now();
       return batch.map(({ op }) => {
         // Another process on the file committed this key since this one looked: its write is not applied again.
-        if (op.keep !== undefined && keys.taken(op.keep)) return new IdempotencyKeyTaken();
+        if (op.keep !== undefined && keys.taken(op.tenant, op.keep)) return new IdempotencyKeyTaken();
         const before = positions.last;
         try {
           return 'writes' in op ? applyUnit(op, at) : applyOne(op, at);
@@ -141,17 +142,17 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
   }
 
   // Reads answer at once: a synchronous SELECT, wrapped in the promise the store contract asks for.
-  findById(_tenant: TenantKey, id: bigint): Promise<FoundPlant | undefined> {
+  findById(tenant: TenantKey, id: bigint): Promise<FoundPlant | undefined> {
     try {
-      return Promise.resolve(this.byId.get(id));
+      return Promise.resolve(this.byId.get(tenant, id));
     } catch (error) {
       return Promise.reject(translateRead(error));
     }
   }
 
-  list(_tenant: TenantKey, query: PlantListQuery): Promise<PlantsPage> {
+  list(tenant: TenantKey, query: PlantListQuery): Promise<PlantsPage> {
     try {
-      return Promise.resolve(this.lists.read(query));
+      return Promise.resolve(this.lists.read(tenant, query));
     } catch (error) {
       return Promise.reject(translateRead(error));
     }
@@ -160,6 +161,14 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
   readEvents(after: bigint, limit: number): Promise<ChangeEvent[]> {
     try {
       return Promise.resolve(this.events.read(after, limit));
+    } catch (error) {
+      return Promise.reject(translateRead(error));
+    }
+  }
+
+  readTenantEvents(tenant: TenantKey, after: bigint, limit: number): Promise<ChangeEvent[]> {
+    try {
+      return Promise.resolve(this.events.readTenant(tenant, after, limit));
     } catch (error) {
       return Promise.reject(translateRead(error));
     }

@@ -13,20 +13,21 @@ import { searchKey } from './plant.schemas';
 // Keys a statement: small enough to keep a transaction short on a busy PostgreSQL, large enough that round trips do not dominate.
 const CHUNK = 5000;
 
-type Unkeyed = { id: bigint; name: string };
+type Unkeyed = { tenant?: string; id: bigint; name: string };
 
 const keysOf = (rows: readonly Unkeyed[]) => rows.map((row) => searchKey(row.name));
 
 /** SQLite: every missing key in one transaction; answers how many it filled. */
 export function fillSearchKeysSqlite(db: Db): number {
-  const missing = db.prepare<[number], Unkeyed>('SELECT id, name FROM plants WHERE name_key IS NULL LIMIT ?');
-  const fill = db.prepare<[string, bigint]>('UPDATE plants SET name_key = ? WHERE id = ?');
+  // Every tenant's plants (plants_unkeyed); each key written by the row's own (tenant, id).
+  const missing = db.prepare<[number], Unkeyed>('SELECT tenant, id, name FROM plants WHERE name_key IS NULL LIMIT ?');
+  const fill = db.prepare<[string, string, bigint]>('UPDATE plants SET name_key = ? WHERE tenant = ? AND id = ?');
   return db
     .transaction(() => {
       let filled = 0;
       for (let rows = missing.all(CHUNK); rows.length > 0; rows = missing.all(CHUNK)) {
         const keys = keysOf(rows);
-        rows.forEach((row, index) => fill.run(keys[index] as string, row.id));
+        rows.forEach((row, index) => fill.run(keys[index] as string, row.tenant ?? '', row.id));
         filled += rows.length;
       }
       return filled;

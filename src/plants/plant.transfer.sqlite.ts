@@ -1,6 +1,6 @@
 /**
  * The plant half of export and import on SQLite, on the connection and in the transaction src/backup opened for
- * them. The export pages through the snapshot in id order; the import puts each plant through the API's write path
+ * them. The export pages through the snapshot in (tenant, id) order, the primary key's, each line naming its tenant; the import puts each plant through the API's write path
  * (plant.write.sqlite.ts: read the row, decide, write the plant and its change event), with no webhook, so an
  * imported plant gets its version and event by the same code as a created one. SQL only; no files.
  */
@@ -15,8 +15,11 @@ import { conflictMessage, PAGE_ROWS, plantsOf, type PlantRow } from './plant.tra
 /** The plants of the snapshot `db` holds open (a read transaction), a page at a time; `close` runs when the pages end. */
 export function exportPlantsSqlite(db: Db, close: () => void): Export {
   const total = Number(db.prepare('SELECT count(*) FROM plants').pluck().get());
-  const first = db.prepare<[number], PlantRow>(`SELECT id, ${selectMembers()} FROM plants ORDER BY id LIMIT ?`);
-  const after = db.prepare<[bigint, number], PlantRow>(`SELECT id, ${selectMembers()} FROM plants WHERE id > ? ORDER BY id LIMIT ?`);
+  // Every tenant's plants, store-wide on purpose: an export is the whole store, each line naming its tenant.
+  const first = db.prepare<[number], PlantRow>(`SELECT tenant, id, ${selectMembers()} FROM plants ORDER BY tenant, id LIMIT ?`);
+  const after = db.prepare<[string, bigint, number], PlantRow>(
+    `SELECT tenant, id, ${selectMembers()} FROM plants WHERE (tenant, id) > (?, ?) ORDER BY tenant, id LIMIT ?`,
+  );
   return {
     total,
     chunks: function* () {
@@ -25,7 +28,7 @@ export function exportPlantsSqlite(db: Db, close: () => void): Export {
         while (rows.length > 0) {
           yield rows.map(plantLine).join('');
           const last = rows.at(-1) as PlantRow;
-          rows = rows.length < PAGE_ROWS ? [] : after.all(last.id, PAGE_ROWS);
+          rows = rows.length < PAGE_ROWS ? [] : after.all(last.tenant ?? '', last.id, PAGE_ROWS);
         }
       } finally {
         close();
@@ -35,21 +38,22 @@ export function exportPlantsSqlite(db: Db, close: () => void): Export {
 }
 
 /**
- * Creates the plant of each line not yet stored, in the caller's write transaction, its events numbered after `lastPos` and
+ * Creates the plant of each line not yet stored, in the tenant it names (`defaultTenant`: the name whose lines
+ * go to the shared tenant, TENANT_DEFAULT), in the caller's write transaction, its events numbered after `lastPos` and
  * written at `at`; a plant stored the same is left as it is, one stored otherwise stops the import (ImportError,
  * the transaction is the caller's to roll back). The counts are checked before answering.
  */
-export async function importPlantsSqlite(db: Db, lines: Lines, lastPos: bigint, at: number): Promise<ImportResult> {
+export async function importPlantsSqlite(db: Db, lines: Lines, lastPos: bigint, at: number, defaultTenant?: string): Promise<ImportResult> {
   const count = db.prepare('SELECT count(*) FROM plants').pluck();
   const apply = sqliteChangeApplier(db, new SqliteEventLog(db), { last: lastPos });
   const before = Number(count.get());
   let read = 0;
   let inserted = 0;
-  for await (const [{ plant, stamps }, line] of plantsOf(lines)) {
+  for await (const [{ tenant, plant, stamps }, line] of plantsOf(lines, defaultTenant)) {
     read += 1;
-    const outcome = apply({ kind: 'create', plant, stamps }, at);
+    const outcome = apply({ kind: 'create', plant, stamps }, tenant, at);
     if (outcome.outcome === 'created') inserted += 1;
-    else if (outcome.outcome === 'conflict') throw new ImportError(conflictMessage(line, plant, outcome.stored));
+    else if (outcome.outcome === 'conflict') throw new ImportError(conflictMessage(line, plant, { ...outcome.stored, tenant }));
   }
   const after = Number(count.get());
   if (after !== before + inserted) throw new ImportError(`the store holds ${after} plants after the import, expected ${before + inserted}; nothing was imported`);

@@ -1,10 +1,12 @@
 /**
  * The plant's NDJSON lines and how an import refuses one: the shared half of each dialect's transfer
  * (plant.transfer.sqlite.ts, plant.transfer.postgres.ts). One plant a line, {"id":…,"name":…,"tag":…,"createdAt":…,
- * "updatedAt":…}, the tag left out when absent, the id as a JSON integer digit for digit (plantLine writes it). Each line is read with the
- * service's lossless JSON parse and checked by the same rules as POST /plants, so an import stores only what the
+ * "updatedAt":…}, the tag left out when absent, a tenant other than the shared one named first ({"tenant":…,
+ * "id":…}), the id as a JSON integer digit for digit (plantLine writes it). Each line is read with the service's
+ * lossless JSON parse and checked by the same rules as POST /plants, so an import stores only what the
  * API would. src/backup reads and writes the files and streams around them (src/transfer.ts).
  */
+import { SHARED_TENANT, TENANT_NAME_MAX, tenantKeyOf, type TenantKey } from '../tenant';
 import { parseJson } from '../http/parse-json';
 import { ImportError, type Lines } from '../transfer';
 import { plantLine } from './plant.json';
@@ -15,11 +17,11 @@ import { newPlantSchema, type NewPlant } from './plant.schemas';
 // dominate, small enough that memory stays flat.
 export const PAGE_ROWS = 5000;
 
-/** A plant as an export reads it: NULL for an absent member. */
-export type PlantRow = { id: bigint } & MemberColumns;
+/** A plant as an export reads it: NULL for an absent member; its tenant's key when the store keeps tenants. */
+export type PlantRow = { tenant?: string; id: bigint } & MemberColumns;
 
-/** How a line that meets a stored plant with the same id but other fields is refused. */
-export function conflictMessage(line: number, incoming: NewPlant, stored: StoredPlant): string {
+/** How a line that meets a stored plant with the same id (in its tenant, which the stored line names) but other fields is refused. */
+export function conflictMessage(line: number, incoming: NewPlant, stored: StoredPlant & { tenant?: string }): string {
   return (
     `line ${line}: plant ${incoming.id} is stored as ${plantLine(stored).trim()}, ` +
     'and this line differs; nothing was imported'
@@ -43,10 +45,24 @@ function stampsOf(value: Record<string, unknown>, line: number): Stamps | undefi
   return { createdAt, updatedAt };
 }
 
-/** A line's plant, as POST /plants would take it, and the times it carries. */
-export type ImportedPlant = { plant: NewPlant; stamps?: Stamps };
+/**
+ * The tenant a line names, as its stored key: none is the shared tenant; a name is 1 to 255 characters, and the
+ * target's TENANT_DEFAULT name (`defaultName`) is the shared key, as a request's would be (src/tenant.ts).
+ */
+function tenantOf(value: Record<string, unknown>, line: number, defaultName: string | undefined): TenantKey {
+  const { tenant } = value;
+  if (tenant === undefined) return SHARED_TENANT;
+  if (typeof tenant !== 'string' || tenant.length === 0 || tenant.length > TENANT_NAME_MAX) {
+    throw new ImportError(`line ${line}: tenant must be a tenant's name, a string of 1 to ${TENANT_NAME_MAX} characters, or left out for the default tenant`);
+  }
+  return tenantKeyOf(tenant, defaultName);
+}
 
-export function parsePlantLine(text: string, line: number): ImportedPlant {
+/** A line's plant, as POST /plants would take it, the tenant it goes to and the times it carries. */
+export type ImportedPlant = { tenant: TenantKey; plant: NewPlant; stamps?: Stamps };
+
+/** `defaultName`: the target's TENANT_DEFAULT, whose lines go to the shared tenant. */
+export function parsePlantLine(text: string, line: number, defaultName?: string): ImportedPlant {
   let value: unknown;
   try {
     value = parseJson(text);
@@ -56,16 +72,17 @@ export function parsePlantLine(text: string, line: number): ImportedPlant {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new ImportError(`line ${line}: must be a JSON object {"id":…,"name":…,"tag":…}`);
   }
+  const tenant = tenantOf(value as Record<string, unknown>, line, defaultName);
   const parsed = newPlantSchema.safeParse(value);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((issue) => `${issue.path.join('.') || 'plant'} ${issue.message}`).join('; ');
     throw new ImportError(`line ${line}: ${issues}`);
   }
   const stamps = stampsOf(value as Record<string, unknown>, line);
-  return stamps === undefined ? { plant: parsed.data } : { plant: parsed.data, stamps };
+  return stamps === undefined ? { tenant, plant: parsed.data } : { tenant, plant: parsed.data, stamps };
 }
 
-/** The plants of an import's lines, each parsed as it is read. */
-export async function* plantsOf(lines: Lines): AsyncGenerator<[ImportedPlant, number]> {
-  for await (const [text, line] of lines) yield [parsePlantLine(text, line), line];
+/** The plants of an import's lines, each parsed as it is read; `defaultName` as parsePlantLine takes it. */
+export async function* plantsOf(lines: Lines, defaultName?: string): AsyncGenerator<[ImportedPlant, number]> {
+  for await (const [text, line] of lines) yield [parsePlantLine(text, line, defaultName), line];
 }

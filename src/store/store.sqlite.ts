@@ -2,6 +2,7 @@
  * The SQLite store: one file, opened and migrated before the repository prepares its statements, with the
  * webhook outbox on the same connection so a change and its events share one commit.
  */
+import { ConfigError } from '../config';
 import { openDatabase, type Db } from '../db/database.sqlite';
 import { isMigrated, loadMigrations, migrate, type Migration } from '../db/migrate.sqlite';
 import { refuseLostStore, SqliteHealth } from '../db/health.sqlite';
@@ -9,8 +10,23 @@ import type { Logger } from '../logger';
 import type { Resource } from '../resource';
 import type { Store, StoreConfig, StoreHooks } from './store';
 
-/** Whether every SQLite statement reads and writes inside the caller's tenant (issue 35): TENANT_CLAIM needs it. */
-export const ISOLATES_TENANTS = false;
+/**
+ * Whether every SQLite statement reads and writes inside the caller's tenant (issue 35, migrations/sqlite/012):
+ * TENANT_CLAIM needs it.
+ */
+export const ISOLATES_TENANTS = true;
+
+/**
+ * Tenants on over a store that holds plants of the shared tenant (stored before tenants were turned on): only
+ * TENANT_DEFAULT says whose they are, so without it the start is refused rather than leave them to no one.
+ */
+function refuseUnownedPlants(db: Db, config: Pick<StoreConfig, 'tenants'>): void {
+  if (config.tenants === undefined || config.tenants.defaultName !== undefined) return;
+  if (db.prepare("SELECT 1 FROM plants WHERE tenant = '' LIMIT 1").get() === undefined) return;
+  throw new ConfigError(
+    'TENANT_DEFAULT: this store holds plants stored before tenants were turned on; set TENANT_DEFAULT to the name of the tenant that keeps them',
+  );
+}
 
 /**
  * The store's parts over an open, migrated database: each resource's parts (its repository with the
@@ -59,6 +75,12 @@ export function createSqliteStore(file: string, config: StoreConfig, logger: Log
   const migrations = loadMigrations();
   // Before the repositories: they prepare their statements against the migrated schema.
   const applied = migrate(db, migrations);
+  try {
+    refuseUnownedPlants(db, config);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
   logger.info({ database: file, applied }, 'database ready');
   return sqliteStoreOver(db, migrations, config, logger, resources, hooks);
 }

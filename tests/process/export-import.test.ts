@@ -66,6 +66,7 @@ describe('plant-store export and import (SQLite)', () => {
       '009-plant-orders.sql',
       '010-idempotency-keys.sql',
       '011-plant-find-indexes.sql',
+      '012-tenants.sql',
     ]);
     db.close();
   });

@@ -70,10 +70,10 @@ function contract(open: () => Promise<Subject>): void {
     const events = (await subject.plants.readEvents(0n, 10)).map(({ at: _at, ...event }): Omit<ChangeEvent, 'at'> => event);
 
     expect(events).toEqual([
-      { pos: 1n, kind: 'created', id: 1n, name: 'Fern', tag: 'shade', createdAt: text(T1), updatedAt: text(T1) },
-      { pos: 2n, kind: 'updated', id: 1n, name: 'Ferny', tag: 'shade', createdAt: text(T1), updatedAt: text(T2), prevName: 'Fern', prevTag: 'shade' },
-      { pos: 3n, kind: 'created', id: 4n, name: 'Gone', tag: 'x', createdAt: text(T3), updatedAt: text(T3) },
-      { pos: 4n, kind: 'deleted', id: 4n, name: 'Gone', tag: 'x' },
+      { tenant: SHARED_TENANT, pos: 1n, kind: 'created', id: 1n, name: 'Fern', tag: 'shade', createdAt: text(T1), updatedAt: text(T1) },
+      { tenant: SHARED_TENANT, pos: 2n, kind: 'updated', id: 1n, name: 'Ferny', tag: 'shade', createdAt: text(T1), updatedAt: text(T2), prevName: 'Fern', prevTag: 'shade' },
+      { tenant: SHARED_TENANT, pos: 3n, kind: 'created', id: 4n, name: 'Gone', tag: 'x', createdAt: text(T3), updatedAt: text(T3) },
+      { tenant: SHARED_TENANT, pos: 4n, kind: 'deleted', id: 4n, name: 'Gone', tag: 'x' },
     ]);
   });
 }
