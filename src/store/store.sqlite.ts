@@ -10,7 +10,7 @@ import type { Resource } from '../resource';
 import type { Store, StoreConfig, StoreHooks } from './store';
 
 /** Whether every SQLite statement reads and writes inside the caller's tenant (issue 35): TENANT_CLAIM needs it. */
-export const ISOLATES_TENANTS = false;
+export const ISOLATES_TENANTS = true;
 
 /**
  * The store's parts over an open, migrated database: each resource's parts (its repository with the
