@@ -42,7 +42,7 @@ export const catalogue = {
   token_expired: { code: 40103, status: 401, message: 'The access token has expired; get a new one from the identity provider.' },
   invalid_tenant_claim: { code: 40104, status: 401, message: 'The access token\'s tenant claim (TENANT_CLAIM) must be a non-empty string of at most 255 characters.' },
   insufficient_scope: { code: 40301, status: 403, message: 'The token lacks the scope this request needs.' },
-  act_as_tenant_forbidden: { code: 40302, status: 403, message: 'Act-As-Tenant: acting in another tenant needs the admin scope (plants:admin), which this token lacks.' },
+  act_as_tenant_forbidden: { code: 40302, status: 403, message: 'Act-As-Tenant: acting in another tenant needs the resource\'s admin scope, which this token lacks.' },
   not_found: { code: 40401, status: 404, message: 'There is nothing at this path.' },
   plant_not_found: { code: 40402, status: 404, message: 'No plant has this id.' },
   method_not_allowed: { code: 40501, status: 405, message: 'This method is not allowed on this path.' },

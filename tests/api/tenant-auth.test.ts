@@ -168,3 +168,25 @@ describe('the start with tenants on', () => {
     await expect(startTestApp({ TENANT_CLAIM: 'sub', ...env })).rejects.toThrow(message);
   });
 });
+
+describe('the OpenAPI document', () => {
+  it('when read, then every plant operation takes Act-As-Tenant and lists the tenant codes under their statuses', async () => {
+    const { paths } = (await app.request.get('/openapi.json')).body as { paths: Record<string, Record<string, any>> };
+    const codesOf = (operation: any, status: string): number[] => (operation.responses[status]?.content['application/json'].schema.allOf[1].properties.error.enum as number[] | undefined) ?? [];
+
+    const plantPaths = Object.entries(paths).filter(([name]) => name.startsWith('/plants')).map(([, path]) => path);
+
+    const operations = plantPaths.flatMap((path) =>
+      Object.entries(path)
+        .filter(([method]) => method !== 'parameters')
+        .map(([method, operation]) => ({
+          operation: `${method} ${operation.operationId}`,
+          header: [...(path.parameters ?? []), ...(operation.parameters ?? [])].some((parameter: any) => parameter.name === 'Act-As-Tenant' && parameter.in === 'header'),
+          codes: [...codesOf(operation, '400'), ...codesOf(operation, '401'), ...codesOf(operation, '403'), ...codesOf(operation, '429')].filter((code) => [40060, 40061, 40104, 40302, 42902].includes(code)).sort(),
+        })),
+    );
+
+    expect(operations).toHaveLength(8);
+    for (const each of operations) expect(each).toEqual({ operation: each.operation, header: true, codes: [40060, 40061, 40104, 40302, 42902] });
+  });
+});

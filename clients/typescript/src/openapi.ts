@@ -404,7 +404,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the admin scope (plants:admin), which this token lacks. */
+            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the resource's admin scope, which this token lacks. */
             403: {
                 headers: {
                     /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:read": the scope this operation needs (RFC 6750 §3.1); for 40302, the resource's admin scope Act-As-Tenant needs. */
@@ -568,7 +568,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the admin scope (plants:admin), which this token lacks. */
+            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the resource's admin scope, which this token lacks. */
             403: {
                 headers: {
                     /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:write": the scope this operation needs (RFC 6750 §3.1); for 40302, the resource's admin scope Act-As-Tenant needs. */
@@ -766,7 +766,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the admin scope (plants:admin), which this token lacks. */
+            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the resource's admin scope, which this token lacks. */
             403: {
                 headers: {
                     /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:read": the scope this operation needs (RFC 6750 §3.1); for 40302, the resource's admin scope Act-As-Tenant needs. */
@@ -958,7 +958,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the admin scope (plants:admin), which this token lacks. */
+            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the resource's admin scope, which this token lacks. */
             403: {
                 headers: {
                     /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:write": the scope this operation needs (RFC 6750 §3.1); for 40302, the resource's admin scope Act-As-Tenant needs. */
@@ -1155,7 +1155,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the admin scope (plants:admin), which this token lacks. */
+            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the resource's admin scope, which this token lacks. */
             403: {
                 headers: {
                     /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:write": the scope this operation needs (RFC 6750 §3.1); for 40302, the resource's admin scope Act-As-Tenant needs. */
@@ -1378,7 +1378,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the admin scope (plants:admin), which this token lacks. */
+            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the resource's admin scope, which this token lacks. */
             403: {
                 headers: {
                     /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:write": the scope this operation needs (RFC 6750 §3.1); for 40302, the resource's admin scope Act-As-Tenant needs. */
@@ -1579,7 +1579,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the admin scope (plants:admin), which this token lacks. */
+            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the resource's admin scope, which this token lacks. */
             403: {
                 headers: {
                     /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:read": the scope this operation needs (RFC 6750 §3.1); for 40302, the resource's admin scope Act-As-Tenant needs. */
@@ -1786,7 +1786,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the admin scope (plants:admin), which this token lacks. */
+            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the resource's admin scope, which this token lacks. */
             403: {
                 headers: {
                     /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:write": the scope this operation needs (RFC 6750 §3.1); for 40302, the resource's admin scope Act-As-Tenant needs. */
