@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createClient } from 'redis';
 import { describeWith } from '../helpers/optional-services';
+import { freePort } from '../helpers/ports';
 import { rawRequest } from '../helpers/raw-request';
 import { startServer, type ServerProcess } from '../helpers/server-process';
 import { tokenFileForAll } from '../helpers/token-file';
@@ -41,5 +42,15 @@ describeWith('redis', 'the per-tenant rate limit in Redis', (redisUrl) => {
 
     expect({ first, limited, other }).toEqual({ first: ['200', '200', '200', '200'], limited: ['429 42902', '429 42902'], other: ['200', '200'] });
     expect(keys).toEqual([`${prefix}tenant:alice`, `${prefix}tenant:bob`]);
+  });
+
+  it('when Redis cannot be reached, then the per-tenant limit lets requests through, like the per-caller one', async () => {
+    const server = await startServer({ REDIS_URL: `redis://127.0.0.1:${await freePort()}`, AUTH_TOKENS: '', AUTH_TOKENS_FILE: tokens, TENANT_CLAIM: 'sub', RATE_LIMIT_PER_TENANT_PER_MINUTE: '1' });
+    servers.push(server);
+    await server.waitForLine((line) => line.msg === 'Redis cannot be reached; rate limiting is off until it answers');
+
+    const statuses = [await get(server, ALICE), await get(server, ALICE_TOO), await get(server, ALICE)];
+
+    expect(statuses).toEqual(['200', '200', '200']);
   });
 });
