@@ -37,9 +37,7 @@ function entry({ digest, caller, scopes, tenant }: Line, tenants: TenantsConfig 
   const key = tenants === undefined || tenant === undefined ? undefined : tenantKeyOf(tenant, tenants.defaultName);
   // The rate key is the digest, not the position: a reload that reorders the file keeps each token's count.
   const rateKey = `token:${digest.toString('hex', 0, 8)}`;
-  const credentials: ValidCredentials = { kind: 'valid', caller, rateKey, scopes, lease: leaseOf(digest, key) };
-  if (key !== undefined) credentials.tenant = key;
-  return { digest, credentials };
+  return { digest, credentials: { kind: 'valid', caller, rateKey, scopes, lease: leaseOf(digest, key), tenant: key } };
 }
 
 /** The `tenant=<percent-encoded name>` among a line's words, checked whether tenants are on or not. */
