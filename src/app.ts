@@ -9,7 +9,7 @@ import { allowedMethods, methodNotAllowed, notFound } from './http/fallback.hand
 import { healthRoutes } from './http/health.routes';
 import { jsonBody } from './http/json-body.middleware';
 import { loadShedding } from './http/load-shed.middleware';
-import { rateLimitPerMinute } from './http/rate-limit.middleware';
+import { rateLimitPerMinute, rateLimitPerTenant, type RateLimit } from './http/rate-limit.middleware';
 import { requestLog } from './http/request-log.middleware';
 import { securityHeaders } from './http/security-headers.middleware';
 import { inSequence } from './http/sequence';
@@ -22,7 +22,7 @@ import { SHARED_TENANT, type TenantKey } from './tenant';
 import { localsOf } from './request-locals';
 
 /** The variables the HTTP app reads; the rest of the configuration is the service's and the store's. */
-export type AppConfig = Pick<Config, 'trustProxy' | 'corsOrigins' | 'docsEnabled' | 'loadShedLagMs' | 'rateLimitPerMinute' | 'bodyLimitBytes' | 'batchBodyLimitBytes' | 'oidc'>;
+export type AppConfig = Pick<Config, 'trustProxy' | 'corsOrigins' | 'docsEnabled' | 'loadShedLagMs' | 'rateLimitPerMinute' | 'bodyLimitBytes' | 'batchBodyLimitBytes' | 'oidc' | 'tenants'>;
 
 export type AppDeps = {
   config: AppConfig;
@@ -38,6 +38,8 @@ export type AppDeps = {
   tokens: StaticTokenStore;
   /** Rate-limit counters shared by the replicas (REDIS_URL); absent, each process counts its own. */
   rateLimitStore?: RateLimitStore;
+  /** The same for RATE_LIMIT_PER_TENANT_PER_MINUTE: a store of its own (another key prefix). */
+  tenantRateLimitStore?: RateLimitStore;
 };
 
 // The paths publicRoutes serves, matched as Express matches routes: any case, with or without a trailing slash.
@@ -55,8 +57,8 @@ const CORS = {
   methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
   // If-Match and If-None-Match: conditional edits and reads; Last-Event-ID: a fetch-based reader resuming;
   // Prefer: count=exact on GET /plants.
-  // Idempotency-Key: a write a browser app may retry safely.
-  allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'If-Match', 'If-None-Match', 'Last-Event-ID', 'Prefer', 'Idempotency-Key'],
+  // Idempotency-Key: a write a browser app may retry safely. Act-As-Tenant: an admin's app acting in a tenant.
+  allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'If-Match', 'If-None-Match', 'Last-Event-ID', 'Prefer', 'Idempotency-Key', 'Act-As-Tenant'],
   // RateLimit and RateLimit-Policy (draft-8): a browser app can slow down before a 429. ETag: the
   // version a browser app sends back in If-Match; Location: where a PUT created a plant. X-Total-Count, Preference-Applied and Feed-Position: a
   // list's count and the feed position it was read at (GET /plants).
@@ -88,8 +90,15 @@ function tenantOfRequest(req: Request): TenantKey {
   return (req.res === undefined ? undefined : localsOf(req.res).tenant) ?? SHARED_TENANT;
 }
 
+/** A batch pays in every limiter: per caller first, then per tenant. */
+function chargeAll(limiters: readonly RateLimit[]): RouteKit['charge'] {
+  return async (req, weight) => {
+    for (const limiter of limiters) await limiter.charge(req, weight);
+  };
+}
+
 /** Builds the whole HTTP app from its dependencies; reads no environment and listens on nothing. */
-export function createApp({ config, logger, resources, access, readiness, lifecycle, metrics, tokens, rateLimitStore }: AppDeps): Express {
+export function createApp({ config, logger, resources, access, readiness, lifecycle, metrics, tokens, rateLimitStore, tenantRateLimitStore }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -133,12 +142,17 @@ export function createApp({ config, logger, resources, access, readiness, lifecy
   // Change streams: open for as long as their clients read, so never counted as requests waiting in line.
   const stream = anyOf(resources.flatMap(({ resource }) => (resource.streams === undefined ? [] : [resource.streams])));
   const limiter = config.rateLimitPerMinute > 0 ? rateLimitPerMinute(config.rateLimitPerMinute, readCredentials, rateLimitStore) : undefined;
+  // After authorize, which decided the tenant (the caller's own, or Act-As-Tenant's).
+  const perTenant = config.tenants?.perTenantPerMinute ?? 0;
+  const tenantLimiter = perTenant > 0 ? rateLimitPerTenant(perTenant, tenantOfRequest, tenantRateLimitStore) : undefined;
+  const limiters = [limiter, tenantLimiter].filter((one) => one !== undefined);
   app.use(
     inSequence(
       ...(config.loadShedLagMs > 0 ? [loadShedding(config.loadShedLagMs, (req) => stream(req.path))] : []),
       auth.identify,
       ...(limiter === undefined ? [] : [limiter.middleware]),
       auth.authorize,
+      ...(tenantLimiter === undefined ? [] : [tenantLimiter.middleware]),
     ),
   );
 
@@ -148,7 +162,7 @@ export function createApp({ config, logger, resources, access, readiness, lifecy
     methodNotAllowed,
     grants,
     leaseOf: readLease,
-    charge: limiter === undefined ? () => Promise.resolve() : limiter.charge,
+    charge: chargeAll(limiters),
     callerOf: callerKey,
     tenantOf: tenantOfRequest,
   };

@@ -16,10 +16,15 @@ export const REQUEST_ERRORS: readonly Reason[] = [
   'missing_credentials',
   'invalid_token',
   'token_expired',
+  'invalid_tenant_claim',
   'insufficient_scope',
+  'act_as_tenant_forbidden',
+  'tenants_off',
+  'invalid_act_as_tenant',
   'method_not_allowed',
   'request_timeout',
   'rate_limited',
+  'tenant_rate_limited',
   'headers_too_large',
   'internal',
   'store_unavailable',
@@ -88,7 +93,7 @@ const challenge = {
 function scopeChallenge(scope: string): JsonSchema {
   return {
     'WWW-Authenticate': {
-      description: `Bearer realm="plants", error="insufficient_scope", scope="${scope}": the scope this operation needs (RFC 6750 §3.1).`,
+      description: `Bearer realm="plants", error="insufficient_scope", scope="${scope}": the scope this operation needs (RFC 6750 §3.1); for 40302, the resource's admin scope Act-As-Tenant needs.`,
       schema: { type: 'string' },
     },
   };

@@ -9,6 +9,8 @@ import type { TraceContext } from './tracing';
 export type RequestLocals = {
   /** The tenant the request acts in, once auth decided it (src/auth); absent before, and with tenants off. */
   tenant?: TenantKey;
+  /** The tenant's name an admin acted in with Act-As-Tenant: the request log's `tenant` (an audit trail). */
+  actAsTenant?: string;
   /** The request id, logged on every line about the request and sent back as X-Request-Id. */
   reqId?: string;
   /** The caller's W3C trace, when it sent a valid traceparent. */

@@ -118,7 +118,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
   const metrics = metricsPart?.instruments;
   const store = await parts.start(storePart(config, logger, { observer: metrics?.store, webhookObserver: metrics?.webhooks, feedObserver: metrics?.feed }, options));
   const shared = await parts.start(optional(config.redisUrl, (url) => sharedRateLimit(url, config, logger)));
-  const app = createApp({ config, logger, resources: store.resources, access, readiness: store.readiness, lifecycle, metrics, tokens, rateLimitStore: shared?.store });
+  const app = createApp({ config, logger, resources: store.resources, access, readiness: store.readiness, lifecycle, metrics, tokens, rateLimitStore: shared?.store, tenantRateLimitStore: shared?.tenantStore });
   const http = publicListener(app, config, logger, metricsPart?.reservedFiles ?? 0);
   const address = await parts.start(http.listener);
   // Migrating after listen (PostgreSQL; SQLite has migrated in createStore): a replica waiting for another's

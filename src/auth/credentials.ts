@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import type { Lease } from './lease';
+import type { TenantKey } from '../tenant';
 import type { Scope } from './scopes';
 
 /**
@@ -7,13 +8,15 @@ import type { Scope } from './scopes';
  * limiter (its key), the scope check and the request log (the caller) read it.
  * `caller` names the caller in logs without the secret: `token:<n>`, `sha256:<digest prefix>` or `sub:<sub>`.
  * `lease` says how long they hold, for a response that outlives the request (a change stream).
+ * `tenant`: the caller's own tenant, decided with the rest at load or verification; absent with tenants off.
+ * `refusal`: which 401 an invalid token gets when it is not the plain invalid_token.
  */
 export type Credentials =
   | { kind: 'missing' }
-  | { kind: 'invalid'; message: string; expired?: true }
+  | { kind: 'invalid'; message: string; refusal?: 'token_expired' | 'invalid_tenant_claim' }
   // The token could not be checked at all (no key set ever fetched): a 503, not a verdict on the token.
   | { kind: 'unavailable'; message: string; retryAfterS: number }
-  | { kind: 'valid'; caller: string; rateKey: string; scopes: ReadonlySet<Scope>; lease: Lease };
+  | { kind: 'valid'; caller: string; rateKey: string; scopes: ReadonlySet<Scope>; lease: Lease; tenant?: TenantKey };
 
 const MISSING: Credentials = { kind: 'missing' };
 

@@ -20,9 +20,9 @@ const JWKS_MAX_AGE_MS = 10 * 60_000;
 
 export type Auth = { identify: RequestHandler; authorize: RequestHandler };
 
-export function createAuth(config: Pick<Config, 'oidc'>, tokens: StaticTokenStore, logger: Logger, access: Access): Auth {
-  const { oidc } = config;
-  if (oidc === undefined) return { identify: identify(tokens.current, undefined), authorize: authorize(access) };
+export function createAuth(config: Pick<Config, 'oidc' | 'tenants'>, tokens: StaticTokenStore, logger: Logger, access: Access): Auth {
+  const { oidc, tenants } = config;
+  if (oidc === undefined) return { identify: identify(tokens.current, undefined), authorize: authorize(access, tenants) };
   // jose and undici load only with OIDC configured: a static-token deployment does not carry their memory.
   /* eslint-disable @typescript-eslint/no-require-imports */
   const { ALGORITHMS, JwtVerifier } = require('./jwt-verifier') as typeof import('./jwt-verifier');
@@ -34,6 +34,7 @@ export function createAuth(config: Pick<Config, 'oidc'>, tokens: StaticTokenStor
     clockToleranceS: oidc.clockToleranceS,
     unavailableRetryAfterS: oidc.jwksCooldownS,
     scopes: new Set(access.scopes),
+    tenants,
     keys: new JwksCache({
       url: oidc.jwksUrl,
       cooldownMs: oidc.jwksCooldownS * 1000,
@@ -43,5 +44,5 @@ export function createAuth(config: Pick<Config, 'oidc'>, tokens: StaticTokenStor
       logger,
     }),
   });
-  return { identify: identify(tokens.current, jwt), authorize: authorize(access) };
+  return { identify: identify(tokens.current, jwt), authorize: authorize(access, tenants) };
 }

@@ -1,8 +1,10 @@
 import { decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
+import { tenantKeyOf, type TenantKey } from '../tenant';
 import type { Credentials } from './credentials';
 import type { JwksCache } from './jwks-cache';
 import { expiringLease } from './lease';
 import { scopesOfClaims } from './scopes';
+import { isTenantName } from './tenant-names';
 
 // Asymmetric algorithms only: never `none`, never HMAC (which would let a public key act as the secret).
 export const ALGORITHMS = ['RS256', 'PS256', 'ES256', 'EdDSA'];
@@ -18,6 +20,8 @@ export type JwtOptions = {
   unavailableRetryAfterS: number;
   /** The scopes the resources declare; a token's others are ignored. */
   scopes: ReadonlySet<string>;
+  /** With tenants on: the top-level claim that names the caller's tenant (TENANT_CLAIM), and TENANT_DEFAULT. */
+  tenants?: { claim: string; defaultName?: string | undefined } | undefined;
   now?: () => number;
 };
 
@@ -62,7 +66,7 @@ function refusal(error: unknown, token: string, options: JwtOptions): Refused {
   const { code, claim, reason } = error as { code?: unknown; claim?: unknown; reason?: unknown };
   switch (code) {
     case 'ERR_JWT_EXPIRED':
-      return { kind: 'invalid', expired: true, message: 'The access token has expired; get a new one from the identity provider.' };
+      return { kind: 'invalid', refusal: 'token_expired', message: 'The access token has expired; get a new one from the identity provider.' };
     case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
       if (reason === 'missing') return refused(`The access token has no "${String(claim)}" claim, which this service requires.`);
       if (reason === 'invalid') return refused(`The access token's "${String(claim)}" claim must be a number (seconds since 1970-01-01 UTC).`);
@@ -115,9 +119,23 @@ function claimProblem(payload: JWTPayload, nowS: number, toleranceS: number): Re
 export class JwtVerifier {
   private readonly verified = new Map<string, Verified>();
   private readonly now: () => number;
+  private readonly badTenant: Refused | undefined;
 
   constructor(private readonly options: JwtOptions) {
     this.now = options.now ?? Date.now;
+    const claim = options.tenants?.claim;
+    this.badTenant =
+      claim === undefined
+        ? undefined
+        : { kind: 'invalid', refusal: 'invalid_tenant_claim', message: `The access token's "${claim}" claim (TENANT_CLAIM) must name its tenant: a non-empty string of at most 255 characters.` };
+  }
+
+  /** The tenant a verified token's claims name; undefined with tenants off, the refusal when the claim is unusable. */
+  private tenantOf(payload: JWTPayload): TenantKey | Refused | undefined {
+    const { tenants } = this.options;
+    if (tenants === undefined) return undefined;
+    const name = payload[tenants.claim];
+    return isTenantName(name) ? tenantKeyOf(name, tenants.defaultName) : this.badTenant;
   }
 
   /**
@@ -158,11 +176,14 @@ export class JwtVerifier {
     }
     const problem = claimProblem(payload, this.now() / 1000, clockToleranceS);
     if (problem !== undefined) return problem;
+    // Decided here, once: a remembered token carries its tenant with its credentials.
+    const tenant = this.tenantOf(payload);
+    if (typeof tenant === 'object') return tenant;
     const sub = payload.sub as string;
     // Accepted until exp plus the tolerance, so a stream opened with it ends when a new request with it is refused.
     const expiresAtMs = (Number(payload.exp) + clockToleranceS) * 1000;
     const lease = expiringLease(expiresAtMs, this.now);
-    const credentials = { kind: 'valid', caller: `sub:${sub}`, rateKey: `jwt:${String(payload.iss)} ${sub}`, scopes: scopesOfClaims(payload, this.options.scopes), lease } as const;
+    const credentials = { kind: 'valid', caller: `sub:${sub}`, rateKey: `jwt:${String(payload.iss)} ${sub}`, scopes: scopesOfClaims(payload, this.options.scopes), lease, tenant } as const;
     if (this.verified.size >= VERIFIED_MAX) this.verified.delete(this.verified.keys().next().value as string);
     this.verified.set(token, { credentials, expiresAtMs, keysVersion });
     return credentials;

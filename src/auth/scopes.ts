@@ -10,6 +10,18 @@ export type Access = {
   scopeOf(method: string, path: string): Scope | undefined;
 };
 
+/**
+ * A resource's admin scope (`plants:admin`: acting in any tenant with Act-As-Tenant) is granted only where a token
+ * file line or a JWT names it: never by a line that lists no scopes, never by AUTH_TOKENS.
+ */
+export const isAdminScope = (scope: Scope): boolean => scope.endsWith(':admin');
+
+/** The scopes a credential that names none is granted: every scope but the admin ones. */
+export const defaultScopes = (scopes: readonly Scope[]): ReadonlySet<Scope> => new Set(scopes.filter((scope) => !isAdminScope(scope)));
+
+/** The admin scope of the resource a scope belongs to: `plants:read` → `plants:admin`. */
+export const adminScopeOf = (scope: Scope): Scope => `${scope.slice(0, scope.lastIndexOf(':'))}:admin`;
+
 /** How a refusal names the known scopes: "a and b". */
 export const scopeList = (scopes: readonly Scope[]): string => scopes.join(' and ');
 

@@ -1,23 +1,24 @@
+import type { TenantKey } from '../tenant';
 import type { LapseReason, Lease } from './lease';
 import type { Scope } from './scopes';
-import { loadStaticTokens, type StaticTokenSet } from './static-tokens';
+import { loadStaticTokens, type StaticTokenSet, type StaticTokenSource } from './static-tokens';
 
-export type StaticTokenSource = { authTokens: readonly string[]; authTokensFile: string | undefined };
+export type { StaticTokenSource } from './static-tokens';
 
 /** A response that outlives its request (a change stream), watching the static token it was opened with. */
-type Watcher = { digest: Buffer; scope: Scope; lapsed: (reason: LapseReason) => void };
+type Watcher = { digest: Buffer; tenant: TenantKey | undefined; scope: Scope; lapsed: (reason: LapseReason) => void };
 
 /**
  * The static tokens in force. A reload builds a whole new set and swaps it in one assignment: a request sees
  * the old set or the new one, never a mix, and a file that fails to parse leaves the old set in place. What
- * outlives a request is judged again at each reload: a watcher whose token the new set drops, or no longer
- * grants the scope it watches, is told so at once.
+ * outlives a request is judged again at each reload: a watcher whose token the new set drops, no longer
+ * grants the scope it watches, or moves to another tenant, is told so at once.
  */
 export class StaticTokenStore {
   private set: StaticTokenSet;
   private readonly watchers = new Set<Watcher>();
 
-  /** `scopes`: every scope the resources declare (a line that lists none grants them all). */
+  /** `scopes`: every scope the resources declare (a line that lists none grants them all but the admin ones). */
   constructor(
     private readonly source: StaticTokenSource,
     private readonly scopes: readonly Scope[],
@@ -39,8 +40,9 @@ export class StaticTokenStore {
     return next.size;
   }
 
-  private grants({ digest, scope }: Watcher): boolean {
-    return this.set.matchDigest(digest)?.scopes.has(scope) === true;
+  private grants({ digest, tenant, scope }: Watcher): boolean {
+    const found = this.set.matchDigest(digest);
+    return found !== undefined && found.scopes.has(scope) && found.tenant === tenant;
   }
 
   private lapse(watcher: Watcher): void {
@@ -48,9 +50,9 @@ export class StaticTokenStore {
     watcher.lapsed('revoked');
   }
 
-  private readonly leaseOf = (digest: Buffer): Lease => ({
+  private readonly leaseOf = (digest: Buffer, tenant: TenantKey | undefined): Lease => ({
     watch: (scope, lapsed) => {
-      const watcher: Watcher = { digest, scope, lapsed };
+      const watcher: Watcher = { digest, tenant, scope, lapsed };
       this.watchers.add(watcher);
       // Opened under a set a reload has replaced since (the request was authorized before it): judged now.
       if (!this.grants(watcher)) {

@@ -60,6 +60,8 @@ export function requestLog(logger: Logger, trustsProxy: boolean): RequestHandler
           error: locals.errorCode,
           // Who called, never their secret: token:<n>, sha256:<digest prefix> or sub:<JWT subject>.
           caller: callerOf(readCredentials(req)),
+          // Audit: the tenant an admin acted in with Act-As-Tenant; absent for a request in the caller's own.
+          tenant: locals.actAsTenant,
           aborted: res.writableFinished ? undefined : true,
         },
         'request',

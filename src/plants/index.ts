@@ -61,7 +61,7 @@ export const plants: Resource = {
     { path: '/plants/:id', allow: PLANT_ALLOW },
   ],
   streams: /^\/plants\/events\/?$/i,
-  scopes: [READ, WRITE],
+  scopes: [READ, WRITE, 'plants:admin'],
   // By method alone, decided before routing: GET/HEAD read, POST/PUT/PATCH/DELETE write; other methods reach routing (405).
   access: { GET: READ, HEAD: READ, POST: WRITE, PUT: WRITE, PATCH: WRITE, DELETE: WRITE },
   eventTypes: ['plant.created', 'plant.updated', 'plant.deleted'],

@@ -31,3 +31,13 @@ export const replayed = {
 
 /** The errors Idempotency-Key adds to a write. */
 export const IDEMPOTENCY_ERRORS = ['invalid_idempotency_key', 'idempotency_key_in_use', 'idempotency_key_reused'] as const;
+
+/** Every plant operation's: an admin acting in a tenant not its own (docs/auth.md, Tenants). */
+export const actAsTenant = {
+  name: 'Act-As-Tenant',
+  in: 'header',
+  required: false,
+  description:
+    'With tenants on (TENANT_CLAIM), the request acts in this tenant instead of the caller\'s own: its name percent-encoded as UTF-8 (1 to 255 characters; a space as %20). Needs the plants:admin scope besides the operation\'s own (else 403 40302); a malformed value is a 400 40061, and with tenants off the header is a 400 40060. The request log line names the tenant acted in.',
+  schema: { type: 'string', minLength: 1, pattern: '^[!-~]+$' },
+};

@@ -5,7 +5,7 @@
  */
 import { BODY_ERRORS, errorResponses, parameter, REQUEST_ERRORS, requestId, type JsonSchema } from '../openapi-responses';
 import { feedQuerySchema, listQueryExtraSchema, listQuerySchema, plantIdParamSchema } from './plant.schemas';
-import { etag, IDEMPOTENCY_ERRORS, idempotencyKey, ifMatch, noStore, replayed } from './plant.openapi-headers';
+import { actAsTenant, etag, IDEMPOTENCY_ERRORS, idempotencyKey, ifMatch, noStore, replayed } from './plant.openapi-headers';
 import { batchPlants, putPlant } from './plant.writes-openapi';
 
 export const PLANTS_TAG = { name: 'plants', description: 'The store of plants; every call needs a bearer token.' };
@@ -198,18 +198,18 @@ function plantChanges(): JsonSchema {
   };
 }
 
-/** The paths of the plant resource, in the document's order. */
+/** The paths of the plant resource, in the document's order; Act-As-Tenant is a parameter of each path's every operation. */
 export function plantPaths(): Record<string, JsonSchema> {
   return {
-    '/plants': { post: addPlant(), get: listPlants() },
+    '/plants': { parameters: [actAsTenant], post: addPlant(), get: listPlants() },
     '/plants/{id}': {
-      parameters: [parameter('id', 'path', plantIdParamSchema)],
+      parameters: [parameter('id', 'path', plantIdParamSchema), actAsTenant],
       get: showPlantById(),
       put: putPlant(),
       patch: updatePlant(),
       delete: deletePlant(),
     },
-    '/plants/events': { get: plantChanges() },
-    '/plants/batch': { post: batchPlants() },
+    '/plants/events': { parameters: [actAsTenant], get: plantChanges() },
+    '/plants/batch': { parameters: [actAsTenant], post: batchPlants() },
   };
 }

@@ -11,7 +11,7 @@ import type { Dispatching, PostgresWebhooks } from '../webhooks';
 import type { Store, StoreConfig, StoreHooks } from './store';
 
 /** Whether every PostgreSQL statement reads and writes inside the caller's tenant (issue 35): TENANT_CLAIM needs it. */
-export const ISOLATES_TENANTS = false;
+export const ISOLATES_TENANTS = true;
 
 const RETRY_MS = 1000;
 

@@ -119,6 +119,7 @@ describe('GET /openapi.json', () => {
     ]);
     expect(document.paths['/plants/{id}'].parameters).toEqual([
       expect.objectContaining({ name: 'id', in: 'path', required: true, schema: { type: 'integer', format: 'int64' } }),
+      expect.objectContaining({ name: 'Act-As-Tenant', in: 'header', required: false }),
     ]);
     expect(Object.keys(list.responses['200'].headers)).toEqual(
       expect.arrayContaining(['Link', 'Cache-Control', 'Feed-Position', 'X-Total-Count', 'Preference-Applied', 'Vary']),

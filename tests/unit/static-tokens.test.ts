@@ -48,7 +48,7 @@ describe('AUTH_TOKENS_FILE lines', () => {
   });
 
   it.each([
-    [`${PLAIN} plants:admin`, 'AUTH_TOKENS_FILE line 1: unknown scope "plants:admin"; the scopes are plants:read and plants:write'],
+    [`${PLAIN} plants:delete`, 'AUTH_TOKENS_FILE line 1: unknown scope "plants:delete"; the scopes are plants:read and plants:write and plants:admin'],
     [`# one\nsha256:abc`, 'AUTH_TOKENS_FILE line 2: sha256: must be followed by 64 hex digits'],
     [`sha256:${'g'.repeat(64)}`, 'AUTH_TOKENS_FILE line 1: sha256: must be followed by 64 hex digits'],
     ['short-token', 'AUTH_TOKENS_FILE line 1: the token is shorter than 32 characters'],

@@ -7,7 +7,10 @@ export interface paths {
     "/plants": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With tenants on (TENANT_CLAIM), the request acts in this tenant instead of the caller's own: its name percent-encoded as UTF-8 (1 to 255 characters; a space as %20). Needs the plants:admin scope besides the operation's own (else 403 40302); a malformed value is a 400 40061, and with tenants off the header is a 400 40060. The request log line names the tenant acted in. */
+                "Act-As-Tenant"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -28,7 +31,10 @@ export interface paths {
     "/plants/{id}": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With tenants on (TENANT_CLAIM), the request acts in this tenant instead of the caller's own: its name percent-encoded as UTF-8 (1 to 255 characters; a space as %20). Needs the plants:admin scope besides the operation's own (else 403 40302); a malformed value is a 400 40061, and with tenants off the header is a 400 40060. The request log line names the tenant acted in. */
+                "Act-As-Tenant"?: string;
+            };
             path: {
                 /** @description The plant's id: must be an integer from -9223372036854775808 to 9223372036854775807 in plain decimal (no +, no leading zeros). */
                 id: bigint;
@@ -54,7 +60,10 @@ export interface paths {
     "/plants/events": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With tenants on (TENANT_CLAIM), the request acts in this tenant instead of the caller's own: its name percent-encoded as UTF-8 (1 to 255 characters; a space as %20). Needs the plants:admin scope besides the operation's own (else 403 40302); a malformed value is a 400 40061, and with tenants off the header is a 400 40060. The request log line names the tenant acted in. */
+                "Act-As-Tenant"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -74,7 +83,10 @@ export interface paths {
     "/plants/batch": {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description With tenants on (TENANT_CLAIM), the request acts in this tenant instead of the caller's own: its name percent-encoded as UTF-8 (1 to 255 characters; a space as %20). Needs the plants:admin scope besides the operation's own (else 403 40302); a malformed value is a 400 40061, and with tenants off the header is a 400 40060. The request log line names the tenant acted in. */
+                "Act-As-Tenant"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -316,6 +328,8 @@ export interface operations {
                 cursor?: string;
             };
             header?: {
+                /** @description With tenants on (TENANT_CLAIM), the request acts in this tenant instead of the caller's own: its name percent-encoded as UTF-8 (1 to 255 characters; a space as %20). Needs the plants:admin scope besides the operation's own (else 403 40302); a malformed value is a 400 40061, and with tenants off the header is a 400 40060. The request log line names the tenant acted in. */
+                "Act-As-Tenant"?: string;
                 /** @description count=exact (RFC 7240): the answer carries X-Total-Count, every plant matching q and tag. Other preferences are ignored. */
                 Prefer?: string;
             };
@@ -364,7 +378,7 @@ export interface operations {
                     "application/json": components["schemas"]["StoredPlant"][];
                 };
             };
-            /** @description 40008: The request is not valid HTTP/1.1. | 40012: A path or query parameter breaks its rule. | 40040: sort: must be one of id, -id, name, -name, createdAt, -createdAt, updatedAt, -updatedAt. | 40041: cursor: is not one this service made for this query (the same sort, q and tag); follow the Link of the previous page, or start again without cursor. | 40042: after and cursor do not go together, and each goes with its sort: after with sort=id or -id, cursor with the other sorts. */
+            /** @description 40008: The request is not valid HTTP/1.1. | 40012: A path or query parameter breaks its rule. | 40040: sort: must be one of id, -id, name, -name, createdAt, -createdAt, updatedAt, -updatedAt. | 40041: cursor: is not one this service made for this query (the same sort, q and tag); follow the Link of the previous page, or start again without cursor. | 40042: after and cursor do not go together, and each goes with its sort: after with sort=id or -id, cursor with the other sorts. | 40060: Act-As-Tenant: this service keeps no tenants (TENANT_CLAIM is unset); send the request without it. | 40061: Act-As-Tenant: must be a tenant's name, 1 to 255 characters, percent-encoded as UTF-8 (visible ASCII only, a space as %20). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -372,11 +386,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40008 | 40012 | 40040 | 40041 | 40042;
+                        error?: 40008 | 40012 | 40040 | 40041 | 40042 | 40060 | 40061;
                     };
                 };
             };
-            /** @description 40101: Send Authorization: Bearer \<token\>. | 40102: The bearer token is not valid. | 40103: The access token has expired; get a new one from the identity provider. */
+            /** @description 40101: Send Authorization: Bearer \<token\>. | 40102: The bearer token is not valid. | 40103: The access token has expired; get a new one from the identity provider. | 40104: The access token's tenant claim (TENANT_CLAIM) must be a non-empty string of at most 255 characters. */
             401: {
                 headers: {
                     /** @description Bearer realm="plants", with error="invalid_token" when a token was presented (RFC 6750). */
@@ -386,21 +400,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40101 | 40102 | 40103;
+                        error?: 40101 | 40102 | 40103 | 40104;
                     };
                 };
             };
-            /** @description 40301: The token lacks the scope this request needs. */
+            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the resource's admin scope, which this token lacks. */
             403: {
                 headers: {
-                    /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:read": the scope this operation needs (RFC 6750 §3.1). */
+                    /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:read": the scope this operation needs (RFC 6750 §3.1); for 40302, the resource's admin scope Act-As-Tenant needs. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40301;
+                        error?: 40301 | 40302;
                     };
                 };
             };
@@ -441,7 +455,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. */
+            /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. | 42902: Too many requests from this tenant, all its callers together; retry after the number of seconds in Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -451,7 +465,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 42901;
+                        error?: 42901 | 42902;
                     };
                 };
             };
@@ -499,6 +513,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description With tenants on (TENANT_CLAIM), the request acts in this tenant instead of the caller's own: its name percent-encoded as UTF-8 (1 to 255 characters; a space as %20). Needs the plants:admin scope besides the operation's own (else 403 40302); a malformed value is a 400 40061, and with tenants off the header is a 400 40060. The request log line names the tenant acted in. */
+                "Act-As-Tenant"?: string;
                 /** @description Makes the write safe to retry: 1 to 255 visible ASCII characters (a UUID), new for each new write. Its first success (2xx) is stored for IDEMPOTENCY_TTL (24 h) under the caller and key; the same request again (method, path and body) gets that answer again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. The same key with another request is a 422 42202; while the first is in progress, a 409 40902 with Retry-After. A failure (4xx, 5xx, 412 included) stores nothing, so the fixed request may reuse the key. A malformed key is a 400 40052. */
                 "Idempotency-Key"?: string;
             };
@@ -526,7 +542,7 @@ export interface operations {
                     "application/json": components["schemas"]["Plant"];
                 };
             };
-            /** @description 40001: The body is not valid JSON. | 40002: The body must be a JSON object. | 40003: Content-Type must be application/json. | 40004: The body must be encoded as UTF-8. | 40005: The body is larger than the service accepts. | 40006: A field breaks its rule. | 40007: id: a plant with this id already exists with another name or tag. | 40008: The request is not valid HTTP/1.1. | 40009: The body nests arrays and objects deeper than 32 levels. | 40052: Idempotency-Key: must be 1 to 255 visible ASCII characters. */
+            /** @description 40001: The body is not valid JSON. | 40002: The body must be a JSON object. | 40003: Content-Type must be application/json. | 40004: The body must be encoded as UTF-8. | 40005: The body is larger than the service accepts. | 40006: A field breaks its rule. | 40007: id: a plant with this id already exists with another name or tag. | 40008: The request is not valid HTTP/1.1. | 40009: The body nests arrays and objects deeper than 32 levels. | 40052: Idempotency-Key: must be 1 to 255 visible ASCII characters. | 40060: Act-As-Tenant: this service keeps no tenants (TENANT_CLAIM is unset); send the request without it. | 40061: Act-As-Tenant: must be a tenant's name, 1 to 255 characters, percent-encoded as UTF-8 (visible ASCII only, a space as %20). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -534,11 +550,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40052;
+                        error?: 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40052 | 40060 | 40061;
                     };
                 };
             };
-            /** @description 40101: Send Authorization: Bearer \<token\>. | 40102: The bearer token is not valid. | 40103: The access token has expired; get a new one from the identity provider. */
+            /** @description 40101: Send Authorization: Bearer \<token\>. | 40102: The bearer token is not valid. | 40103: The access token has expired; get a new one from the identity provider. | 40104: The access token's tenant claim (TENANT_CLAIM) must be a non-empty string of at most 255 characters. */
             401: {
                 headers: {
                     /** @description Bearer realm="plants", with error="invalid_token" when a token was presented (RFC 6750). */
@@ -548,21 +564,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40101 | 40102 | 40103;
+                        error?: 40101 | 40102 | 40103 | 40104;
                     };
                 };
             };
-            /** @description 40301: The token lacks the scope this request needs. */
+            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the resource's admin scope, which this token lacks. */
             403: {
                 headers: {
-                    /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:write": the scope this operation needs (RFC 6750 §3.1). */
+                    /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:write": the scope this operation needs (RFC 6750 §3.1); for 40302, the resource's admin scope Act-As-Tenant needs. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40301;
+                        error?: 40301 | 40302;
                     };
                 };
             };
@@ -627,7 +643,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. */
+            /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. | 42902: Too many requests from this tenant, all its callers together; retry after the number of seconds in Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -637,7 +653,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 42901;
+                        error?: 42901 | 42902;
                     };
                 };
             };
@@ -685,6 +701,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description With tenants on (TENANT_CLAIM), the request acts in this tenant instead of the caller's own: its name percent-encoded as UTF-8 (1 to 255 characters; a space as %20). Needs the plants:admin scope besides the operation's own (else 403 40302); a malformed value is a 400 40061, and with tenants off the header is a 400 40060. The request log line names the tenant acted in. */
+                "Act-As-Tenant"?: string;
                 /** @description Answer 304 without a body when the plant's current ETag is among these (weak comparison) or `*`. */
                 "If-None-Match"?: string;
             };
@@ -722,7 +740,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description 40008: The request is not valid HTTP/1.1. | 40012: A path or query parameter breaks its rule. */
+            /** @description 40008: The request is not valid HTTP/1.1. | 40012: A path or query parameter breaks its rule. | 40060: Act-As-Tenant: this service keeps no tenants (TENANT_CLAIM is unset); send the request without it. | 40061: Act-As-Tenant: must be a tenant's name, 1 to 255 characters, percent-encoded as UTF-8 (visible ASCII only, a space as %20). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -730,11 +748,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40008 | 40012;
+                        error?: 40008 | 40012 | 40060 | 40061;
                     };
                 };
             };
-            /** @description 40101: Send Authorization: Bearer \<token\>. | 40102: The bearer token is not valid. | 40103: The access token has expired; get a new one from the identity provider. */
+            /** @description 40101: Send Authorization: Bearer \<token\>. | 40102: The bearer token is not valid. | 40103: The access token has expired; get a new one from the identity provider. | 40104: The access token's tenant claim (TENANT_CLAIM) must be a non-empty string of at most 255 characters. */
             401: {
                 headers: {
                     /** @description Bearer realm="plants", with error="invalid_token" when a token was presented (RFC 6750). */
@@ -744,21 +762,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40101 | 40102 | 40103;
+                        error?: 40101 | 40102 | 40103 | 40104;
                     };
                 };
             };
-            /** @description 40301: The token lacks the scope this request needs. */
+            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the resource's admin scope, which this token lacks. */
             403: {
                 headers: {
-                    /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:read": the scope this operation needs (RFC 6750 §3.1). */
+                    /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:read": the scope this operation needs (RFC 6750 §3.1); for 40302, the resource's admin scope Act-As-Tenant needs. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40301;
+                        error?: 40301 | 40302;
                     };
                 };
             };
@@ -799,7 +817,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. */
+            /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. | 42902: Too many requests from this tenant, all its callers together; retry after the number of seconds in Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -809,7 +827,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 42901;
+                        error?: 42901 | 42902;
                     };
                 };
             };
@@ -857,6 +875,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description With tenants on (TENANT_CLAIM), the request acts in this tenant instead of the caller's own: its name percent-encoded as UTF-8 (1 to 255 characters; a space as %20). Needs the plants:admin scope besides the operation's own (else 403 40302); a malformed value is a 400 40061, and with tenants off the header is a 400 40060. The request log line names the tenant acted in. */
+                "Act-As-Tenant"?: string;
                 /** @description Replace only if the plant's current ETag is one of these (strong comparison); `*`: only if a plant exists. Otherwise, or when the id holds no plant, 412 41201 and nothing changes. Absent: create or replace. */
                 "If-Match"?: string;
                 /** @description `*`: create only; when the id holds a plant, 412 41201 and nothing changes. Any other value is a 400 40012. */
@@ -912,7 +932,7 @@ export interface operations {
                     "application/json": components["schemas"]["NewPlant"];
                 };
             };
-            /** @description 40001: The body is not valid JSON. | 40002: The body must be a JSON object. | 40003: Content-Type must be application/json. | 40004: The body must be encoded as UTF-8. | 40005: The body is larger than the service accepts. | 40006: A field breaks its rule. | 40008: The request is not valid HTTP/1.1. | 40009: The body nests arrays and objects deeper than 32 levels. | 40012: A path or query parameter breaks its rule. | 40052: Idempotency-Key: must be 1 to 255 visible ASCII characters. */
+            /** @description 40001: The body is not valid JSON. | 40002: The body must be a JSON object. | 40003: Content-Type must be application/json. | 40004: The body must be encoded as UTF-8. | 40005: The body is larger than the service accepts. | 40006: A field breaks its rule. | 40008: The request is not valid HTTP/1.1. | 40009: The body nests arrays and objects deeper than 32 levels. | 40012: A path or query parameter breaks its rule. | 40052: Idempotency-Key: must be 1 to 255 visible ASCII characters. | 40060: Act-As-Tenant: this service keeps no tenants (TENANT_CLAIM is unset); send the request without it. | 40061: Act-As-Tenant: must be a tenant's name, 1 to 255 characters, percent-encoded as UTF-8 (visible ASCII only, a space as %20). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -920,11 +940,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40008 | 40009 | 40012 | 40052;
+                        error?: 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40008 | 40009 | 40012 | 40052 | 40060 | 40061;
                     };
                 };
             };
-            /** @description 40101: Send Authorization: Bearer \<token\>. | 40102: The bearer token is not valid. | 40103: The access token has expired; get a new one from the identity provider. */
+            /** @description 40101: Send Authorization: Bearer \<token\>. | 40102: The bearer token is not valid. | 40103: The access token has expired; get a new one from the identity provider. | 40104: The access token's tenant claim (TENANT_CLAIM) must be a non-empty string of at most 255 characters. */
             401: {
                 headers: {
                     /** @description Bearer realm="plants", with error="invalid_token" when a token was presented (RFC 6750). */
@@ -934,21 +954,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40101 | 40102 | 40103;
+                        error?: 40101 | 40102 | 40103 | 40104;
                     };
                 };
             };
-            /** @description 40301: The token lacks the scope this request needs. */
+            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the resource's admin scope, which this token lacks. */
             403: {
                 headers: {
-                    /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:write": the scope this operation needs (RFC 6750 §3.1). */
+                    /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:write": the scope this operation needs (RFC 6750 §3.1); for 40302, the resource's admin scope Act-As-Tenant needs. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40301;
+                        error?: 40301 | 40302;
                     };
                 };
             };
@@ -1025,7 +1045,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. */
+            /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. | 42902: Too many requests from this tenant, all its callers together; retry after the number of seconds in Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1035,7 +1055,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 42901;
+                        error?: 42901 | 42902;
                     };
                 };
             };
@@ -1083,6 +1103,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description With tenants on (TENANT_CLAIM), the request acts in this tenant instead of the caller's own: its name percent-encoded as UTF-8 (1 to 255 characters; a space as %20). Needs the plants:admin scope besides the operation's own (else 403 40302); a malformed value is a 400 40061, and with tenants off the header is a 400 40060. The request log line names the tenant acted in. */
+                "Act-As-Tenant"?: string;
                 /** @description Apply only if the plant's current ETag is one of these (strong comparison; `*` or absent: no condition). Otherwise 412 41201 and nothing changes. */
                 "If-Match"?: string;
                 /** @description Makes the write safe to retry: 1 to 255 visible ASCII characters (a UUID), new for each new write. Its first success (2xx) is stored for IDEMPOTENCY_TTL (24 h) under the caller and key; the same request again (method, path and body) gets that answer again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. The same key with another request is a 422 42202; while the first is in progress, a 409 40902 with Retry-After. A failure (4xx, 5xx, 412 included) stores nothing, so the fixed request may reuse the key. A malformed key is a 400 40052. */
@@ -1107,7 +1129,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description 40008: The request is not valid HTTP/1.1. | 40012: A path or query parameter breaks its rule. | 40052: Idempotency-Key: must be 1 to 255 visible ASCII characters. */
+            /** @description 40008: The request is not valid HTTP/1.1. | 40012: A path or query parameter breaks its rule. | 40052: Idempotency-Key: must be 1 to 255 visible ASCII characters. | 40060: Act-As-Tenant: this service keeps no tenants (TENANT_CLAIM is unset); send the request without it. | 40061: Act-As-Tenant: must be a tenant's name, 1 to 255 characters, percent-encoded as UTF-8 (visible ASCII only, a space as %20). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1115,11 +1137,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40008 | 40012 | 40052;
+                        error?: 40008 | 40012 | 40052 | 40060 | 40061;
                     };
                 };
             };
-            /** @description 40101: Send Authorization: Bearer \<token\>. | 40102: The bearer token is not valid. | 40103: The access token has expired; get a new one from the identity provider. */
+            /** @description 40101: Send Authorization: Bearer \<token\>. | 40102: The bearer token is not valid. | 40103: The access token has expired; get a new one from the identity provider. | 40104: The access token's tenant claim (TENANT_CLAIM) must be a non-empty string of at most 255 characters. */
             401: {
                 headers: {
                     /** @description Bearer realm="plants", with error="invalid_token" when a token was presented (RFC 6750). */
@@ -1129,21 +1151,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40101 | 40102 | 40103;
+                        error?: 40101 | 40102 | 40103 | 40104;
                     };
                 };
             };
-            /** @description 40301: The token lacks the scope this request needs. */
+            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the resource's admin scope, which this token lacks. */
             403: {
                 headers: {
-                    /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:write": the scope this operation needs (RFC 6750 §3.1). */
+                    /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:write": the scope this operation needs (RFC 6750 §3.1); for 40302, the resource's admin scope Act-As-Tenant needs. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40301;
+                        error?: 40301 | 40302;
                     };
                 };
             };
@@ -1220,7 +1242,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. */
+            /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. | 42902: Too many requests from this tenant, all its callers together; retry after the number of seconds in Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1230,7 +1252,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 42901;
+                        error?: 42901 | 42902;
                     };
                 };
             };
@@ -1278,6 +1300,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description With tenants on (TENANT_CLAIM), the request acts in this tenant instead of the caller's own: its name percent-encoded as UTF-8 (1 to 255 characters; a space as %20). Needs the plants:admin scope besides the operation's own (else 403 40302); a malformed value is a 400 40061, and with tenants off the header is a 400 40060. The request log line names the tenant acted in. */
+                "Act-As-Tenant"?: string;
                 /** @description Apply only if the plant's current ETag is one of these (strong comparison; `*` or absent: no condition). Otherwise 412 41201 and nothing changes. */
                 "If-Match"?: string;
                 /** @description Makes the write safe to retry: 1 to 255 visible ASCII characters (a UUID), new for each new write. Its first success (2xx) is stored for IDEMPOTENCY_TTL (24 h) under the caller and key; the same request again (method, path and body) gets that answer again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. The same key with another request is a 422 42202; while the first is in progress, a 409 40902 with Retry-After. A failure (4xx, 5xx, 412 included) stores nothing, so the fixed request may reuse the key. A malformed key is a 400 40052. */
@@ -1328,7 +1352,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description 40001: The body is not valid JSON. | 40002: The body must be a JSON object. | 40003: Content-Type must be application/json. | 40004: The body must be encoded as UTF-8. | 40005: The body is larger than the service accepts. | 40006: A field breaks its rule. | 40008: The request is not valid HTTP/1.1. | 40009: The body nests arrays and objects deeper than 32 levels. | 40012: A path or query parameter breaks its rule. | 40052: Idempotency-Key: must be 1 to 255 visible ASCII characters. */
+            /** @description 40001: The body is not valid JSON. | 40002: The body must be a JSON object. | 40003: Content-Type must be application/json. | 40004: The body must be encoded as UTF-8. | 40005: The body is larger than the service accepts. | 40006: A field breaks its rule. | 40008: The request is not valid HTTP/1.1. | 40009: The body nests arrays and objects deeper than 32 levels. | 40012: A path or query parameter breaks its rule. | 40052: Idempotency-Key: must be 1 to 255 visible ASCII characters. | 40060: Act-As-Tenant: this service keeps no tenants (TENANT_CLAIM is unset); send the request without it. | 40061: Act-As-Tenant: must be a tenant's name, 1 to 255 characters, percent-encoded as UTF-8 (visible ASCII only, a space as %20). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1336,11 +1360,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40008 | 40009 | 40012 | 40052;
+                        error?: 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40008 | 40009 | 40012 | 40052 | 40060 | 40061;
                     };
                 };
             };
-            /** @description 40101: Send Authorization: Bearer \<token\>. | 40102: The bearer token is not valid. | 40103: The access token has expired; get a new one from the identity provider. */
+            /** @description 40101: Send Authorization: Bearer \<token\>. | 40102: The bearer token is not valid. | 40103: The access token has expired; get a new one from the identity provider. | 40104: The access token's tenant claim (TENANT_CLAIM) must be a non-empty string of at most 255 characters. */
             401: {
                 headers: {
                     /** @description Bearer realm="plants", with error="invalid_token" when a token was presented (RFC 6750). */
@@ -1350,21 +1374,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40101 | 40102 | 40103;
+                        error?: 40101 | 40102 | 40103 | 40104;
                     };
                 };
             };
-            /** @description 40301: The token lacks the scope this request needs. */
+            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the resource's admin scope, which this token lacks. */
             403: {
                 headers: {
-                    /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:write": the scope this operation needs (RFC 6750 §3.1). */
+                    /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:write": the scope this operation needs (RFC 6750 §3.1); for 40302, the resource's admin scope Act-As-Tenant needs. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40301;
+                        error?: 40301 | 40302;
                     };
                 };
             };
@@ -1441,7 +1465,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. */
+            /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. | 42902: Too many requests from this tenant, all its callers together; retry after the number of seconds in Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1451,7 +1475,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 42901;
+                        error?: 42901 | 42902;
                     };
                 };
             };
@@ -1506,6 +1530,8 @@ export interface operations {
                 q?: string;
             };
             header?: {
+                /** @description With tenants on (TENANT_CLAIM), the request acts in this tenant instead of the caller's own: its name percent-encoded as UTF-8 (1 to 255 characters; a space as %20). Needs the plants:admin scope besides the operation's own (else 403 40302); a malformed value is a 400 40061, and with tenants off the header is a 400 40060. The request log line names the tenant acted in. */
+                "Act-As-Tenant"?: string;
                 /** @description The id of the last event received: the stream resumes after it. Wins over `after`. One that is not a position gives a reset. */
                 "Last-Event-ID"?: string;
             };
@@ -1527,7 +1553,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description 40008: The request is not valid HTTP/1.1. | 40012: A path or query parameter breaks its rule. */
+            /** @description 40008: The request is not valid HTTP/1.1. | 40012: A path or query parameter breaks its rule. | 40060: Act-As-Tenant: this service keeps no tenants (TENANT_CLAIM is unset); send the request without it. | 40061: Act-As-Tenant: must be a tenant's name, 1 to 255 characters, percent-encoded as UTF-8 (visible ASCII only, a space as %20). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1535,11 +1561,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40008 | 40012;
+                        error?: 40008 | 40012 | 40060 | 40061;
                     };
                 };
             };
-            /** @description 40101: Send Authorization: Bearer \<token\>. | 40102: The bearer token is not valid. | 40103: The access token has expired; get a new one from the identity provider. */
+            /** @description 40101: Send Authorization: Bearer \<token\>. | 40102: The bearer token is not valid. | 40103: The access token has expired; get a new one from the identity provider. | 40104: The access token's tenant claim (TENANT_CLAIM) must be a non-empty string of at most 255 characters. */
             401: {
                 headers: {
                     /** @description Bearer realm="plants", with error="invalid_token" when a token was presented (RFC 6750). */
@@ -1549,21 +1575,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40101 | 40102 | 40103;
+                        error?: 40101 | 40102 | 40103 | 40104;
                     };
                 };
             };
-            /** @description 40301: The token lacks the scope this request needs. */
+            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the resource's admin scope, which this token lacks. */
             403: {
                 headers: {
-                    /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:read": the scope this operation needs (RFC 6750 §3.1). */
+                    /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:read": the scope this operation needs (RFC 6750 §3.1); for 40302, the resource's admin scope Act-As-Tenant needs. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40301;
+                        error?: 40301 | 40302;
                     };
                 };
             };
@@ -1592,7 +1618,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. */
+            /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. | 42902: Too many requests from this tenant, all its callers together; retry after the number of seconds in Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1602,7 +1628,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 42901;
+                        error?: 42901 | 42902;
                     };
                 };
             };
@@ -1650,6 +1676,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description With tenants on (TENANT_CLAIM), the request acts in this tenant instead of the caller's own: its name percent-encoded as UTF-8 (1 to 255 characters; a space as %20). Needs the plants:admin scope besides the operation's own (else 403 40302); a malformed value is a 400 40061, and with tenants off the header is a 400 40060. The request log line names the tenant acted in. */
+                "Act-As-Tenant"?: string;
                 /** @description Makes the write safe to retry: 1 to 255 visible ASCII characters (a UUID), new for each new write. Its first success (2xx) is stored for IDEMPOTENCY_TTL (24 h) under the caller and key; the same request again (method, path and body) gets that answer again, byte for byte, with `Idempotent-Replayed: true`, and changes nothing. The same key with another request is a 422 42202; while the first is in progress, a 409 40902 with Retry-After. A failure (4xx, 5xx, 412 included) stores nothing, so the fixed request may reuse the key. A malformed key is a 400 40052. */
                 "Idempotency-Key"?: string;
             };
@@ -1732,7 +1760,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 40001: The body is not valid JSON. | 40002: The body must be a JSON object. | 40003: Content-Type must be application/json. | 40004: The body must be encoded as UTF-8. | 40005: The body is larger than the service accepts. | 40006: A field breaks its rule. | 40007: id: a plant with this id already exists with another name or tag. | 40008: The request is not valid HTTP/1.1. | 40009: The body nests arrays and objects deeper than 32 levels. | 40050: The body must be {"operations": [...]} with 1 to 1000 operations, each an object whose op is create, update, put or delete. | 40051: A batch holds at most 1000 operations; split it. | 40052: Idempotency-Key: must be 1 to 255 visible ASCII characters. */
+            /** @description 40001: The body is not valid JSON. | 40002: The body must be a JSON object. | 40003: Content-Type must be application/json. | 40004: The body must be encoded as UTF-8. | 40005: The body is larger than the service accepts. | 40006: A field breaks its rule. | 40007: id: a plant with this id already exists with another name or tag. | 40008: The request is not valid HTTP/1.1. | 40009: The body nests arrays and objects deeper than 32 levels. | 40050: The body must be {"operations": [...]} with 1 to 1000 operations, each an object whose op is create, update, put or delete. | 40051: A batch holds at most 1000 operations; split it. | 40052: Idempotency-Key: must be 1 to 255 visible ASCII characters. | 40060: Act-As-Tenant: this service keeps no tenants (TENANT_CLAIM is unset); send the request without it. | 40061: Act-As-Tenant: must be a tenant's name, 1 to 255 characters, percent-encoded as UTF-8 (visible ASCII only, a space as %20). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1740,11 +1768,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40050 | 40051 | 40052;
+                        error?: 40001 | 40002 | 40003 | 40004 | 40005 | 40006 | 40007 | 40008 | 40009 | 40050 | 40051 | 40052 | 40060 | 40061;
                     };
                 };
             };
-            /** @description 40101: Send Authorization: Bearer \<token\>. | 40102: The bearer token is not valid. | 40103: The access token has expired; get a new one from the identity provider. */
+            /** @description 40101: Send Authorization: Bearer \<token\>. | 40102: The bearer token is not valid. | 40103: The access token has expired; get a new one from the identity provider. | 40104: The access token's tenant claim (TENANT_CLAIM) must be a non-empty string of at most 255 characters. */
             401: {
                 headers: {
                     /** @description Bearer realm="plants", with error="invalid_token" when a token was presented (RFC 6750). */
@@ -1754,21 +1782,21 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40101 | 40102 | 40103;
+                        error?: 40101 | 40102 | 40103 | 40104;
                     };
                 };
             };
-            /** @description 40301: The token lacks the scope this request needs. */
+            /** @description 40301: The token lacks the scope this request needs. | 40302: Act-As-Tenant: acting in another tenant needs the resource's admin scope, which this token lacks. */
             403: {
                 headers: {
-                    /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:write": the scope this operation needs (RFC 6750 §3.1). */
+                    /** @description Bearer realm="plants", error="insufficient_scope", scope="plants:write": the scope this operation needs (RFC 6750 §3.1); for 40302, the resource's admin scope Act-As-Tenant needs. */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 40301;
+                        error?: 40301 | 40302;
                     };
                 };
             };
@@ -1845,7 +1873,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. */
+            /** @description 42901: Too many requests; retry after the number of seconds in Retry-After. | 42902: Too many requests from this tenant, all its callers together; retry after the number of seconds in Retry-After. */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1855,7 +1883,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {unknown} */
-                        error?: 42901;
+                        error?: 42901 | 42902;
                     };
                 };
             };
