@@ -20,7 +20,7 @@ export const ISOLATES_TENANTS = false;
 export function sqliteParts(
   db: Db,
   migrations: readonly Migration[],
-  config: Pick<StoreConfig, 'databaseBusyTimeoutMs' | 'webhooks' | 'events'> & { idempotencyTtlMs?: number },
+  config: Pick<StoreConfig, 'databaseBusyTimeoutMs' | 'webhooks' | 'events'> & Partial<Pick<StoreConfig, 'tenants'>> & { idempotencyTtlMs?: number },
   logger: Logger,
   resources: readonly Resource[],
   hooks: StoreHooks = {},
@@ -36,6 +36,7 @@ export function sqliteParts(
           {
             logger,
             observer: hooks.webhookObserver,
+            tenants: config.tenants,
           },
         );
   /* eslint-enable @typescript-eslint/no-require-imports */
