@@ -132,6 +132,21 @@ export class Stream {
 }
 
 
+/**
+ * Whether a stream must start with a reset, and where: a malformed Last-Event-ID, or a position past the last
+ * written or in a restore's gap (`unknown_position`), or older than the oldest kept minus one (`expired`). Facts of
+ * the store, not of a tenant: positions are store-wide, and pruning is by age for every tenant at once.
+ */
+export async function resetOf(log: Pick<PlantEventLog, 'eventBounds'>, start: StreamStart): Promise<{ pos: bigint; reason: string } | undefined> {
+  if (start.malformed === true) return { pos: (await log.eventBounds()).last, reason: 'unknown_position' };
+  if (start.after === undefined) return undefined;
+  const { oldest, last, unwritten } = await log.eventBounds(start.after);
+  // Positions have no gaps: resuming after `after` needs every event from after + 1 still kept.
+  if (start.after > last || unwritten === true) return { pos: last, reason: 'unknown_position' };
+  if (start.after < (oldest ?? last + 1n) - 1n) return { pos: last, reason: 'expired' };
+  return undefined;
+}
+
 const SCAN_PAGE = 500;
 
 /**

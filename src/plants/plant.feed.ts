@@ -11,7 +11,7 @@ import { AppError } from '../errors';
 import type { TenantKey } from '../tenant';
 import { pruneBefore, type ChangeEvent, type ChangeSignal, type PlantEventLog } from './plant.events';
 import { concerns, EventView, filterOf, TenantStreams } from './plant.feed-filter';
-import { controlFrame, frameOf, HEARTBEAT, positionFrame, Stream, tenantEventsOf, type FeedConfig, type FeedObserver, type Sink, type StreamStart } from './plant.feed-stream';
+import { controlFrame, frameOf, HEARTBEAT, positionFrame, resetOf, Stream, tenantEventsOf, type FeedConfig, type FeedObserver, type Sink, type StreamStart } from './plant.feed-stream';
 
 export type { FeedConfig, FeedObserver, Sink, StreamLease, StreamStart } from './plant.feed-stream';
 
@@ -90,19 +90,8 @@ export class PlantFeed {
     };
     try {
       const head = await this.ensureHead();
-      let reset: { pos: bigint; reason: string } | undefined;
-      let from = head;
-      if (start.malformed) {
-        const { last } = await this.log.eventBounds();
-        reset = { pos: last, reason: 'unknown_position' };
-      } else if (start.after !== undefined) {
-        const { oldest, last, unwritten } = await this.log.eventBounds(start.after);
-        // Positions have no gaps: resuming after `after` needs every event from after + 1 still kept.
-        if (start.after > last || unwritten === true) reset = { pos: last, reason: 'unknown_position' };
-        else if (start.after < (oldest ?? last + 1n) - 1n) reset = { pos: last, reason: 'expired' };
-        else from = start.after;
-      }
-      if (reset !== undefined) from = reset.pos;
+      const reset = await resetOf(this.log, start);
+      const from = reset?.pos ?? start.after ?? head;
       if (this.stopped) throw new AppError('shutting_down');
       const stream = new Stream(begin(), start.tenant, filterOf(start.tag, start.q), from, this.observer);
       this.streams.add(stream);
