@@ -2,22 +2,21 @@
 // on against off (creates, GET by id, pages of 100; A/A beside it), R2 reads in one tenant of STORED / 100 tenants
 // of 100 plants against a one-tenant store of STORED and a store of 100 (first page, sort=name, q, exact count),
 // R3 creates in tenant B while 1,000 idle streams are open in tenant A against none, R5 a GET of another tenant's
-// id against an absent id (p50/p99 beside an A/A). SQLite. A build whose stores refuse TENANT_CLAIM skips it all.
+// id against an absent id (p50/p99 beside an A/A). SQLite; R2 also PostgreSQL (bench/tenants.reads.ts). A build
+// whose SQLite store refuses TENANT_CLAIM skips it all with one line.
 import http from 'node:http';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type autocannon from 'autocannon';
-import Database from 'better-sqlite3';
 import { storeOfPlants } from './create.section';
 import { countInstructions, type Workload } from './instructions.section';
 import { alternate, CURRENT, createRequests, f0, f1, f2, failures, freshStore, measure, measureRunning, median, met, row, start, STORED, TABLE_HEAD, TOKEN, work, type Figures, type SectionResult } from './lib';
 import { byIdRequests, pageRequests } from './read.section';
+import { manyTenants, refusal, TENANTS } from './tenants.reads';
 
 const OTHER = 'bench-other-0123456789abcdefghijklmnopqrstuvwxyz';
 const ADMIN = 'bench-admin-0123456789abcdefghijklmnopqrstuvwxyz';
 /** TENANT_DEFAULT: the tenant of the plants a store held before tenants (key ''), as a one-tenant store is. */
 const DEFAULT_TENANT = 'bench';
-const PLANTS_PER_TENANT = 100;
 const STREAM_ENV = { MAX_CONNECTIONS: '3000', EVENTS_MAX_STREAMS: '2000' };
 
 /** The environment of a service with tenants on (TENANT_CLAIM) and the token file's `lines`; AUTH_TOKENS unset. */
@@ -25,13 +24,6 @@ function tenantsOn(lines: string[], extra: Record<string, string> = {}): Record<
   const file = path.join(work, `tokens-${lines.length}-${Math.random().toString(36).slice(2)}.txt`);
   writeFileSync(file, `${lines.join('\n')}\n`);
   return { AUTH_TOKENS: '', AUTH_TOKENS_FILE: file, TENANT_CLAIM: 'sub', TENANT_DEFAULT: DEFAULT_TENANT, ...extra };
-}
-
-/** Why this build cannot measure tenants, or undefined when its stores isolate them (TENANT_CLAIM starts). */
-function refusal(): string | undefined {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const sqlite = require('../dist/store/store.sqlite') as { ISOLATES_TENANTS?: boolean };
-  return sqlite.ISOLATES_TENANTS === true ? undefined : 'the SQLite store refuses TENANT_CLAIM in this build (ISOLATES_TENANTS is false)';
 }
 
 const f3 = (n: number): string => n.toFixed(3);
@@ -58,77 +50,6 @@ async function instructionsOnOff(): Promise<{ lines: string[]; failed: number }>
     failed += off.failed + tenants.failed + again.failed;
   }
   return { lines, failed };
-}
-
-/** R2's many-tenant store: `tenants` tenants `t0`… of ids 1–100 each, written by SQL into the service's schema. */
-async function manyTenantsStore(tenants: number): Promise<string> {
-  const url = freshStore(`tenants-${tenants}`);
-  const server = await start('service', url);
-  await server.stop();
-  const db = new Database(url.slice('file:'.length));
-  const insert = db.prepare('INSERT INTO plants (tenant, id, name, tag) VALUES (?, ?, ?, ?)');
-  db.transaction(() => {
-    for (let tenant = 0; tenant < tenants; tenant += 1) {
-      for (let id = 1; id <= PLANTS_PER_TENANT; id += 1) insert.run(`t${tenant}`, id, `Stored plant ${id}`, id % 3 === 0 ? null : 'seeded');
-    }
-  })();
-  db.pragma('wal_checkpoint(TRUNCATE)');
-  db.close();
-  return url.slice('file:'.length);
-}
-
-/** A copy of a template the service has started on once, filling every search key, so q reads a filled index. */
-async function withKeysFilled(name: string, template: string, env: Record<string, string>): Promise<string> {
-  const file = freshStore(name, template).slice('file:'.length);
-  const server = await start('service', `file:${file}`, env);
-  try {
-    const db = new Database(file, { readonly: true });
-    const unkeyed = db.prepare('SELECT count(*) AS n FROM plants WHERE name_key IS NULL');
-    for (let waited = 0; (unkeyed.get() as { n: number }).n > 0 && waited < 600; waited += 1) await new Promise((resolve) => setTimeout(resolve, 1000));
-    db.close();
-  } finally {
-    await server.stop();
-  }
-  return file;
-}
-
-const QUERIES = { 'first page': '/plants', 'sort=name': '/plants?sort=name', q: '/plants?q=plant%2077', count: '/plants?limit=1' } as const;
-type Query = keyof typeof QUERIES;
-
-/**
- * GETs of one query by the admin token, each acting in a random one of 1,000 tenants spread over `tenants`, or in
- * the default tenant (undefined). One admin token: static tokens are compared in turn, so 10,000 token lines would
- * measure the token set (per-user tenants come from JWTs).
- */
-function readsIn(query: Query, tenants: number | undefined): autocannon.Request[] {
-  const headers: Record<string, string> = { authorization: `Bearer ${ADMIN}`, ...(query === 'count' ? { prefer: 'count=exact' } : {}) };
-  const step = Math.max(1, Math.floor((tenants ?? 1) / 1000));
-  const names = tenants === undefined ? [DEFAULT_TENANT] : Array.from({ length: Math.min(1000, tenants) }, (_, index) => `t${index * step}`);
-  const pick = () => names[Math.floor(Math.random() * names.length)] as string;
-  return [{ method: 'GET', path: QUERIES[query], headers, setupRequest: (request) => ({ ...request, headers: { ...headers, 'act-as-tenant': pick() } }) }];
-}
-
-/** R2: each query on the three stores in alternating rounds; throughput and p50 of many tenants against both others. */
-async function manyTenants(): Promise<{ lines: string[]; failed: number }> {
-  const tenants = Math.max(1, Math.floor(STORED / PLANTS_PER_TENANT));
-  const env = tenantsOn([`${ADMIN} plants:read plants:write plants:admin tenant=${DEFAULT_TENANT}`]);
-  const many = await withKeysFilled('tenants-many-keyed', await manyTenantsStore(tenants), env);
-  const one = await withKeysFilled('tenants-one-keyed', await storeOfPlants(), env);
-  const small = await withKeysFilled('tenants-small-keyed', await storeOfPlants(PLANTS_PER_TENANT), env);
-  const lines = [...TABLE_HEAD];
-  const ratios = ['| query | many / one tenant req/s | many / one p50 | many / 100-plant store req/s | many / 100-plant p50 |', '|---|---:|---:|---:|---:|'];
-  let failed = 0;
-  for (const query of Object.keys(QUERIES) as Query[]) {
-    const { medians, runs } = await alternate({
-      many: () => measure('service', freshStore('tenants-many', many), { env, requests: readsIn(query, tenants) }),
-      one: () => measure('service', freshStore('tenants-one', one), { env, requests: readsIn(query, undefined) }),
-      small: () => measure('service', freshStore('tenants-small', small), { env, requests: readsIn(query, undefined) }),
-    });
-    lines.push(row(`${query}, 1 of ${tenants.toLocaleString('en')} tenants × 100`, medians.many), row(`${query}, one tenant of ${STORED.toLocaleString('en')}`, medians.one), row(`${query}, 100 plants`, medians.small));
-    ratios.push(`| ${query} | ${f2(medians.many.rps / medians.one.rps)} | ${f2(medians.many.p50 / medians.one.p50)} | ${f2(medians.many.rps / medians.small.rps)} | ${f2(medians.many.p50 / medians.small.p50)} |`);
-    failed += failures(...runs.many, ...runs.one, ...runs.small);
-  }
-  return { lines: [...lines, '', ...ratios], failed };
 }
 
 /** Opens `count` streams with `token`; they receive nothing while creates run in another tenant. */
@@ -215,14 +136,14 @@ async function foreignAgainstAbsent(): Promise<{ lines: string[]; failed: number
 
 export async function tenantsSection(): Promise<SectionResult> {
   const title = '## Tenants (R1–R3, R5)';
-  const refused = refusal();
+  const refused = refusal('sqlite');
   if (refused !== undefined) {
     const line = `tenants: skipped; ${refused}`;
     console.error(line);
     return { lines: [title, '', line, ''], failed: 0 };
   }
   const r1 = await instructionsOnOff();
-  const r2 = await manyTenants();
+  const r2 = await manyTenants({ env: tenantsOn([`${ADMIN} plants:read plants:write plants:admin tenant=${DEFAULT_TENANT}`]), token: ADMIN, defaultTenant: DEFAULT_TENANT });
   const r3 = await streamsOfAnotherTenant();
   const r5 = await foreignAgainstAbsent();
   const lines = [
@@ -232,7 +153,7 @@ export async function tenantsSection(): Promise<SectionResult> {
     '',
     ...r1.lines,
     '',
-    `### R2 reads in one of ${Math.floor(STORED / PLANTS_PER_TENANT).toLocaleString('en')} tenants of 100 plants (admin token, Act-As-Tenant over 1,000 tenants) against one tenant of ${STORED.toLocaleString('en')} and a store of 100`,
+    `### R2 reads in one of ${TENANTS.toLocaleString('en')} tenants of 100 plants (admin token, Act-As-Tenant over 1,000 tenants) against one tenant of ${STORED.toLocaleString('en')} and a store of 100`,
     '',
     ...r2.lines,
     '',
