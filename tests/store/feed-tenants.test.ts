@@ -23,6 +23,7 @@ import { plantRepository } from '../helpers/store-parts';
 // Both stores' repositories signal their own commits (`changes`); the PlantParts type does not name it.
 type Plants = ReturnType<typeof plantRepository> & { changes: ChangeSignal };
 type Subject = { plants: Plants; close: () => Promise<void> };
+type ReadTenantEvents = (tenant: TenantKey, after: bigint, limit: number) => Promise<ChangeEvent[]>;
 type Frame = { event?: string; id?: string; data?: string };
 
 const alice = 'alice' as TenantKey;
@@ -35,11 +36,20 @@ const config = (url: string) => loadConfig({ DATABASE_URL: url, AUTH_TOKENS: 'x'
  */
 function tenantView(plants: Plants, tenants: Map<bigint, TenantKey>): PlantEventLog {
   const withTenant = (event: ChangeEvent): ChangeEvent => (event.tenant === '' ? { ...event, tenant: tenants.get(event.id) ?? event.tenant } : event);
-  return {
-    readEvents: async (after, limit) => (await plants.readEvents(after, limit)).map(withTenant),
-    eventBounds: (resumeAfter) => plants.eventBounds(resumeAfter),
-    pruneEvents: (beforeMs, limit) => plants.pruneEvents(beforeMs, limit),
+  const readEvents = async (after: bigint, limit: number) => (await plants.readEvents(after, limit)).map(withTenant);
+  // The store's own read of one tenant's events where it has one; else the store-wide read, filtered.
+  const own = (plants as { readTenantEvents?: ReadTenantEvents }).readTenantEvents?.bind(plants);
+  const readTenantEvents: ReadTenantEvents = async (tenant, after, limit) => {
+    const found: ChangeEvent[] = [];
+    for (let from = after; ; ) {
+      const events = await readEvents(from, 1000);
+      found.push(...events.filter((event) => event.tenant === tenant));
+      if (found.length >= limit || events.length < 1000) return found.slice(0, limit);
+      from = (events.at(-1) as ChangeEvent).pos;
+    }
   };
+  const log = { readEvents, readTenantEvents: own ?? readTenantEvents, eventBounds: plants.eventBounds.bind(plants), pruneEvents: plants.pruneEvents.bind(plants) };
+  return log;
 }
 
 /** A stream's socket as the feed sees it, keeping the frames written to it. */
