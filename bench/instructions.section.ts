@@ -54,11 +54,19 @@ const notAnswered = (result: autocannon.Result): number => result.non2xx + resul
 
 /**
  * One target on one load: started under callgrind on its own copy of the load's store, warmed up with
- * WARMUP_REQUESTS, counters zeroed, COUNTED_REQUESTS sent, counters dumped, stopped.
+ * WARMUP_REQUESTS, counters zeroed, COUNTED_REQUESTS sent, counters dumped, stopped. `env` adds to the server's
+ * environment (bench/tenants.section.ts turns tenants on with it).
  */
-export async function countInstructions(name: string, runtime: Runtime, workload: Workload, warmup = WARMUP_REQUESTS, counted = COUNTED_REQUESTS): Promise<Count> {
+export async function countInstructions(
+  name: string,
+  runtime: Runtime,
+  workload: Workload,
+  warmup = WARMUP_REQUESTS,
+  counted = COUNTED_REQUESTS,
+  env: Record<string, string> = {},
+): Promise<Count> {
   const outFile = path.join(work, `callgrind-${name}-${workload.name.replace(/\W+/g, '-')}.out`);
-  const server = await start('service', freshStore(`instructions-${name}`, workload.store), VGDB_NAMES, underCallgrind(runtime, outFile));
+  const server = await start('service', freshStore(`instructions-${name}`, workload.store), { ...env, ...VGDB_NAMES }, underCallgrind(runtime, outFile));
   const pid = server.child.pid ?? 0;
   try {
     // A server under valgrind runs about 50 times slower: on a busy machine a create can outlast the usual 10 s.

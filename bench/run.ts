@@ -21,6 +21,7 @@ import { runtimeSection } from './runtime.section';
 import { instructionsSection } from './instructions.section';
 import { findSection } from './find.section';
 import { writesSection } from './writes.section';
+import { tenantsSection } from './tenants.section';
 
 // Add a section here: its name (for BENCH_ONLY) and the function that measures it.
 const SECTIONS: Record<string, () => Promise<SectionResult>> = {
@@ -39,6 +40,7 @@ const SECTIONS: Record<string, () => Promise<SectionResult>> = {
   instructions: instructionsSection,
   find: findSection,
   writes: writesSection,
+  tenants: tenantsSection,
 };
 
 async function main(): Promise<void> {

@@ -1,8 +1,10 @@
 /**
  * Which changes a filtered change stream carries (?tag=, ?q=), decided by one function, `concerns`, for live
- * delivery and for a stream's own catch-up alike; and the live streams indexed by their filter, so that an event
- * costs a map lookup for the streams of other tags and one substring test per distinct search. Pure: no I/O.
+ * delivery and for a stream's own catch-up alike; and the live streams indexed by tenant, then by their filter, so
+ * that an event costs one map lookup for the streams of other tenants (never a visit), a map lookup for those of
+ * other tags and one substring test per distinct search. Pure: no I/O.
  */
+import type { TenantKey } from '../tenant';
 import type { ChangeEvent } from './plant.events';
 import { searchKey } from './plant.schemas';
 
@@ -125,6 +127,10 @@ export class LiveStreams<T extends LiveMember> {
     if (groups.size === 0 && stream.filter.tag !== undefined) this.byTag.delete(stream.filter.tag);
   }
 
+  get empty(): boolean {
+    return this.untagged.size === 0 && this.byTag.size === 0;
+  }
+
   /** Each live stream the event concerns, once; a stream may be removed while visited. */
   forEach(event: ChangeEvent, visit: (stream: T) => void): void {
     const view = new EventView(event);
@@ -140,5 +146,40 @@ export class LiveStreams<T extends LiveMember> {
     let groups = this.byTag.get(filter.tag);
     if (groups === undefined && create) this.byTag.set(filter.tag, (groups = new Map<string, Group<T>>()));
     return groups;
+  }
+}
+
+/** A live stream as TenantStreams holds it: the tenant it was opened in never changes. */
+export type TenantMember = LiveMember & { readonly tenant: TenantKey };
+
+/**
+ * The live streams by tenant, each tenant's in its own LiveStreams: an event is offered to the streams of its own
+ * tenant only, so a store of many tenants costs each event one map lookup, whatever the other tenants hold open.
+ * A tenant's entry goes with its last stream, so the map holds the tenants that have a stream now.
+ */
+export class TenantStreams<T extends TenantMember> {
+  private readonly byTenant = new Map<TenantKey, LiveStreams<T>>();
+
+  add(stream: T): void {
+    let streams = this.byTenant.get(stream.tenant);
+    if (streams === undefined) this.byTenant.set(stream.tenant, (streams = new LiveStreams<T>()));
+    streams.add(stream);
+  }
+
+  remove(stream: T): void {
+    const streams = this.byTenant.get(stream.tenant);
+    if (streams === undefined) return;
+    streams.remove(stream);
+    if (streams.empty) this.byTenant.delete(stream.tenant);
+  }
+
+  /** The tenants with a live stream now. */
+  get tenants(): number {
+    return this.byTenant.size;
+  }
+
+  /** Each live stream of the event's tenant that the event concerns, once; a stream may be removed while visited. */
+  forEach(event: ChangeEvent, visit: (stream: T) => void): void {
+    this.byTenant.get(event.tenant)?.forEach(event, visit);
   }
 }

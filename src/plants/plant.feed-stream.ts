@@ -5,7 +5,7 @@
 import type { TenantKey } from '../tenant';
 import { escapeLineSeparators } from '../json-text';
 import type { FeedObserver } from '../observers';
-import type { ChangeEvent } from './plant.events';
+import type { ChangeEvent, PlantEventLog } from './plant.events';
 import type { FeedFilter } from './plant.feed-filter';
 import { deletedPlantJson, plantJson, type PlantFields } from './plant.json';
 
@@ -35,11 +35,10 @@ export type Sink = {
 export type StreamLease = { watch(scope: 'plants:read', lapsed: (reason: 'revoked' | 'expired') => void): () => void };
 
 /**
- * Where a stream starts: after a position, or live from now; `malformed` a Last-Event-ID that is no position.
- * `tag` and `q`: the filters, as GET /plants reads them (plant.feed-filter.ts). `lease`: the stream ends when its
- * credential does; absent, it lasts until the client leaves.
+ * Where a stream starts: `tenant`, whose events alone it carries; after a position, or live from now; `malformed` a
+ * Last-Event-ID that is no position. `tag` and `q`: the filters, as GET /plants reads them (plant.feed-filter.ts),
+ * inside the tenant. `lease`: the stream ends when its credential does; absent, it lasts until the client leaves.
  */
-/** A stream's request: its tenant (the events it may see), where it resumes, its filters and its credentials' lease. */
 export type StreamStart = { tenant: TenantKey; after?: bigint; tag?: string; q?: string; malformed?: boolean; lease?: StreamLease };
 
 export const HEARTBEAT = ':\n\n';
@@ -80,6 +79,8 @@ export class Stream {
 
   constructor(
     readonly sink: Sink,
+    /** The tenant the stream was opened in: the only one whose events it carries. */
+    readonly tenant: TenantKey,
     readonly filter: FeedFilter,
     start: bigint,
     private readonly observer: FeedObserver | undefined,
@@ -130,3 +131,40 @@ export class Stream {
   };
 }
 
+
+/**
+ * Whether a stream must start with a reset, and where: a malformed Last-Event-ID, or a position past the last
+ * written or in a restore's gap (`unknown_position`), or older than the oldest kept minus one (`expired`). Facts of
+ * the store, not of a tenant: positions are store-wide, and pruning is by age for every tenant at once.
+ */
+export async function resetOf(log: Pick<PlantEventLog, 'eventBounds'>, start: StreamStart): Promise<{ pos: bigint; reason: string } | undefined> {
+  if (start.malformed === true) return { pos: (await log.eventBounds()).last, reason: 'unknown_position' };
+  if (start.after === undefined) return undefined;
+  const { oldest, last, unwritten } = await log.eventBounds(start.after);
+  // Positions have no gaps: resuming after `after` needs every event from after + 1 still kept.
+  if (start.after > last || unwritten === true) return { pos: last, reason: 'unknown_position' };
+  if (start.after < (oldest ?? last + 1n) - 1n) return { pos: last, reason: 'expired' };
+  return undefined;
+}
+
+const SCAN_PAGE = 500;
+
+/**
+ * One tenant's events after `after`, ascending, at most `limit`, from the store-wide read: pages of every tenant's
+ * events filtered here until `limit` are found or the log ends. Stands in for the stores' `readTenantEvents`
+ * (plant.events.ts, on the (tenant, pos) index) until their SQL selects the tenant.
+ */
+export async function tenantEventsOf(log: Pick<PlantEventLog, 'readEvents'>, tenant: TenantKey, after: bigint, limit: number): Promise<ChangeEvent[]> {
+  const found: ChangeEvent[] = [];
+  for (let from = after; ; ) {
+    const events = await log.readEvents(from, SCAN_PAGE);
+    for (const event of events) {
+      if (event.tenant !== tenant) continue;
+      found.push(event);
+      if (found.length === limit) return found;
+    }
+    const last = events.at(-1);
+    if (events.length < SCAN_PAGE || last === undefined) return found;
+    from = last.pos;
+  }
+}

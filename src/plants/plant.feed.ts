@@ -3,13 +3,15 @@
  * NOTIFY, a poll) and hands each event to every open stream it concerns, as one shared server-sent-events frame.
  * A stream that resumes from an older position first reads its own way up to the feed's head, then joins. The
  * table is the truth; the wake-ups only say when to look. It never blocks a write: a commit only calls wake().
+ * A stream sees its own tenant's events only (StreamStart.tenant); positions are the store's, so it sees gaps.
  * Knows SSE framing, not Express: a stream is any writable that has write, end and 'drain'.
  */
 import type { Logger } from '../logger';
 import { AppError } from '../errors';
+import type { TenantKey } from '../tenant';
 import { pruneBefore, type ChangeEvent, type ChangeSignal, type PlantEventLog } from './plant.events';
-import { concerns, EventView, filterOf, LiveStreams } from './plant.feed-filter';
-import { controlFrame, frameOf, HEARTBEAT, positionFrame, Stream, type FeedConfig, type FeedObserver, type Sink, type StreamStart } from './plant.feed-stream';
+import { concerns, EventView, filterOf, TenantStreams } from './plant.feed-filter';
+import { controlFrame, frameOf, HEARTBEAT, positionFrame, resetOf, Stream, tenantEventsOf, type FeedConfig, type FeedObserver, type Sink, type StreamStart } from './plant.feed-stream';
 
 export type { FeedConfig, FeedObserver, Sink, StreamLease, StreamStart } from './plant.feed-stream';
 
@@ -30,7 +32,7 @@ export class PlantFeed {
   private again = false;
   private opened = 0;
   private readonly streams = new Set<Stream>();
-  private readonly live = new LiveStreams<Stream>();
+  private readonly live = new TenantStreams<Stream>();
   private timers: NodeJS.Timeout[] = [];
   private unsubscribe: (() => void) | undefined;
   private stopped = false;
@@ -88,21 +90,10 @@ export class PlantFeed {
     };
     try {
       const head = await this.ensureHead();
-      let reset: { pos: bigint; reason: string } | undefined;
-      let from = head;
-      if (start.malformed) {
-        const { last } = await this.log.eventBounds();
-        reset = { pos: last, reason: 'unknown_position' };
-      } else if (start.after !== undefined) {
-        const { oldest, last, unwritten } = await this.log.eventBounds(start.after);
-        // Positions have no gaps: resuming after `after` needs every event from after + 1 still kept.
-        if (start.after > last || unwritten === true) reset = { pos: last, reason: 'unknown_position' };
-        else if (start.after < (oldest ?? last + 1n) - 1n) reset = { pos: last, reason: 'expired' };
-        else from = start.after;
-      }
-      if (reset !== undefined) from = reset.pos;
+      const reset = await resetOf(this.log, start);
+      const from = reset?.pos ?? start.after ?? head;
       if (this.stopped) throw new AppError('shutting_down');
-      const stream = new Stream(begin(), filterOf(start.tag, start.q), from, this.observer);
+      const stream = new Stream(begin(), start.tenant, filterOf(start.tag, start.q), from, this.observer);
       this.streams.add(stream);
       stream.sink.once('close', () => {
         release();
@@ -225,14 +216,25 @@ export class PlantFeed {
     setTimeout(() => stream.sink.destroy(), this.config.heartbeatMs).unref();
   }
 
-  /** From the stream's position up to the feed's head on its own reads, then live. */
+  /**
+   * The tenant's events after `after`, ascending, at most `limit`. The stores' `PlantEventLog.readTenantEvents`
+   * reads them through the (tenant, pos) index; until it lands, the store-wide read filtered here (merge: return
+   * `this.log.readTenantEvents(tenant, after, limit)` instead).
+   */
+  private readFor(tenant: TenantKey, after: bigint, limit: number): Promise<ChangeEvent[]> {
+    return tenantEventsOf(this.log, tenant, after, limit);
+  }
+
+  /** From the stream's position up to the feed's head on its own reads of its tenant's events, then live. */
   private async catchUp(stream: Stream): Promise<void> {
     try {
       while (!stream.closed) {
         if (stream.blocked) await new Promise<void>((resolve) => (stream.drained = resolve));
         if (stream.closed) return;
-        if (this.head !== undefined && stream.cursor >= this.head) break;
-        const events = await this.log.readEvents(stream.cursor, Math.min(PAGE, this.config.bufferEvents));
+        const head = this.head;
+        if (head !== undefined && stream.cursor >= head) break;
+        const limit = Math.min(PAGE, this.config.bufferEvents);
+        const events = await this.readFor(stream.tenant, stream.cursor, limit);
         if (stream.closed) return;
         for (const event of events) {
           if (event.pos <= stream.cursor) continue;
@@ -241,7 +243,14 @@ export class PlantFeed {
           else stream.cursor = event.pos;
           if (stream.closed) return;
         }
-        if (events.length === 0) break;
+        if (events.length < limit) {
+          // The tenant has no other event up to the head the read began under (every position up to it was
+          // committed before the read): the stream stands there, past other tenants' events, and the check above
+          // compares it with the head as it is now, synchronously before joining.
+          if (head === undefined) break;
+          if (head > stream.cursor) stream.cursor = head;
+          continue;
+        }
         // A long way to catch up, most of it about other plants, must not hold the event loop either.
         await nextTurn();
       }

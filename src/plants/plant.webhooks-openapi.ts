@@ -17,7 +17,7 @@ function changeWebhook(kind: 'updated' | 'deleted', operation: WebhookOperation)
     summary: kind === 'updated' ? 'A plant was edited (PATCH); only when WEBHOOK_EVENTS names plant.updated.' : 'A plant was deleted; only when WEBHOOK_EVENTS names plant.deleted.',
     description:
       `Sent once per applied ${kind === 'updated' ? 'edit' : 'delete'} (never for a 412 or a 404), from the change's own transaction, at least once and not in order; ` +
-      'deduplicate on webhook-id. The body is a Standard Webhooks envelope, so the signature covers the type.',
+      'deduplicate on webhook-id. The body is a Standard Webhooks envelope, so the signature covers the type. With tenants on, webhook-tenant names the plant\'s tenant.',
     body: {
       description: kind === 'updated' ? 'The type and the plant as stored after the edit; the id exact, also past 2^53.' : 'The type and the id of the deleted plant.',
       // A Standard Webhooks envelope: the signature covers the type.
@@ -36,7 +36,7 @@ export function plantWebhooks(operation: WebhookOperation): Record<string, unkno
       summary: 'Information about a new plant added to the store, sent to each configured subscriber.',
       description:
         'Sent once per created plant (not for an identical retry or a conflict), at least once and not in order; ' +
-        'deduplicate on webhook-id. Verify with any Standard Webhooks library and the shared secret.',
+        'deduplicate on webhook-id. Verify with any Standard Webhooks library and the shared secret. With tenants on, webhook-tenant names the plant\'s tenant.',
       body: {
         description: 'The NewPlant as created; the id is a JSON integer written exactly, also past 2^53.',
         schema: { $ref: '#/components/schemas/NewPlant' },

@@ -57,6 +57,7 @@ export class PostgresStore implements Store {
         : (require('../webhooks') as typeof import('../webhooks')).createPostgresWebhooks(config.webhooks, this.pool, {
             logger,
             observer: hooks.webhookObserver,
+            tenants: config.tenants,
           });
     /* eslint-enable @typescript-eslint/no-require-imports */
     const context = {

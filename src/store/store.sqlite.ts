@@ -36,7 +36,7 @@ function refuseUnownedPlants(db: Db, config: Pick<StoreConfig, 'tenants'>): void
 export function sqliteParts(
   db: Db,
   migrations: readonly Migration[],
-  config: Pick<StoreConfig, 'databaseBusyTimeoutMs' | 'webhooks' | 'events'> & { idempotencyTtlMs?: number },
+  config: Pick<StoreConfig, 'databaseBusyTimeoutMs' | 'webhooks' | 'events'> & Partial<Pick<StoreConfig, 'tenants'>> & { idempotencyTtlMs?: number },
   logger: Logger,
   resources: readonly Resource[],
   hooks: StoreHooks = {},
@@ -52,6 +52,7 @@ export function sqliteParts(
           {
             logger,
             observer: hooks.webhookObserver,
+            tenants: config.tenants,
           },
         );
   /* eslint-enable @typescript-eslint/no-require-imports */

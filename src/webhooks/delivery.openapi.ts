@@ -32,6 +32,16 @@ const deliveryHeaders = (): unknown[] => [
       'W3C Trace Context: sent only when the request that made the change (the create, edit or delete) came with a valid traceparent; the same trace id, a new span id per attempt.',
     schema: { type: 'string', pattern: '^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$' },
   },
+  {
+    in: 'header',
+    name: 'webhook-tenant',
+    required: false,
+    description:
+      'With tenants on (TENANT_CLAIM): the name of the tenant whose resource changed, percent-encoded UTF-8 (decodeURIComponent reads it). ' +
+      'What was stored before tenants is TENANT_DEFAULT\'s: its name, and no header when TENANT_DEFAULT is unset. Tenants off: never sent. ' +
+      'Not signed (Standard Webhooks signs id, timestamp and body): trust it as far as the connection, so use https.',
+    schema: { type: 'string', minLength: 1 },
+  },
 ];
 
 /** One webhook entry: the delivery of one change type, signed, with the body the resource describes. */

@@ -45,7 +45,7 @@ export type InFlightAttempt = { result: Promise<AttemptResult>; abort: () => voi
  * matters, so the body stream, the promise and the abort-signal listeners request() makes for every attempt
  * are work for nothing (the answer's bytes are received and dropped).
  */
-export function deliver(subscriber: Subscriber, keys: readonly Buffer[], event: OutboxEvent, at: number, timeoutMs: number): InFlightAttempt {
+export function deliver(subscriber: Subscriber, keys: readonly Buffer[], event: OutboxEvent, at: number, timeoutMs: number, tenant?: string): InFlightAttempt {
   let settle!: (result: AttemptResult) => void;
   const result = new Promise<AttemptResult>((resolve) => (settle = resolve));
   let controller: Dispatcher.DispatchController | undefined;
@@ -92,6 +92,8 @@ export function deliver(subscriber: Subscriber, keys: readonly Buffer[], event: 
     const headers = signedHeaders(keys, event.eventId, Math.floor(at / 1000), body, event.type);
     // The create's trace, continued: a new span id per attempt, as each attempt is a call of its own.
     if (event.trace !== undefined) headers.traceparent = childTraceparent(event.trace);
+    // The tenant's name (tenantHeaderOf), outside the signature: Standard Webhooks signs id, timestamp and body.
+    if (tenant !== undefined) headers['webhook-tenant'] = tenant;
     subscriber.pool.dispatch({ method: 'POST', path: subscriber.path, headers, body }, handler);
   } catch (error) {
     handler.onResponseError?.(undefined as never, error as Error);

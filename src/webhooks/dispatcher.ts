@@ -1,8 +1,8 @@
-import type { WebhookConfig } from '../config';
+import type { TenantsConfig, WebhookConfig } from '../config';
 import type { Logger } from '../logger';
 import { deliver, subscriberOf, UNREACHABLE, type InFlightAttempt, type Subscriber } from './delivery';
 import { Circuit } from './circuit';
-import { decodeSecret } from './event';
+import { decodeSecret, tenantHeaderOf } from './event';
 import type { OutboxEvent, OutboxStore, Settlement } from './outbox';
 import { DeliveryPace, eventLoopDelay, FloorCredits, PACE_EVERY_MS, type LoopDelay } from './pace';
 import { PRUNE_EVERY_MS, pruneOutbox } from './retention';
@@ -28,6 +28,8 @@ export type DispatcherOptions = {
   config: WebhookConfig;
   logger: Logger;
   observer?: WebhookObserver;
+  /** TENANT_CLAIM's settings: set, each delivery names its tenant in webhook-tenant (tenantHeaderOf). */
+  tenants?: TenantsConfig;
   now?: () => number;
   random?: () => number;
   /** How often due events are looked for besides the wake-up a new event gives. */
@@ -55,6 +57,7 @@ const EXPIRE_BATCH = 500;
 export class WebhookDispatcher {
   private readonly lanes: Lane[];
   private readonly keys: readonly Buffer[];
+  private readonly tenantHeader: ReturnType<typeof tenantHeaderOf>;
   private readonly now: () => number;
   private readonly random: () => number;
   private readonly pollMs: number;
@@ -75,6 +78,7 @@ export class WebhookDispatcher {
   constructor(private readonly options: DispatcherOptions) {
     const { config } = options;
     this.keys = config.secrets.map(decodeSecret);
+    this.tenantHeader = tenantHeaderOf(options.tenants);
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
     this.pollMs = options.pollMs ?? Math.max(10, Math.min(250, ...config.retryScheduleMs));
@@ -236,7 +240,7 @@ export class WebhookDispatcher {
   private async attempt(lane: Lane, event: OutboxEvent, probe = false): Promise<void> {
     const { config } = this.options;
     const at = this.now();
-    const inFlight = deliver(lane, this.keys, event, at, config.timeoutMs);
+    const inFlight = deliver(lane, this.keys, event, at, config.timeoutMs, this.tenantHeader(event.tenant));
     this.inFlight.set(event.seq, inFlight);
     lane.inFlight += 1;
     const { failure, status, outcome } = await inFlight.result;

@@ -1,5 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { ChangeEntry } from '../change-outbox';
+import type { TenantsConfig } from '../config';
+import { tenantNameOf, type TenantKey } from '../tenant';
 import type { TraceContext } from '../tracing';
 
 /**
@@ -27,6 +29,20 @@ export function signedHeaders(keys: readonly Buffer[], eventId: string, timestam
     'webhook-id': eventId,
     'webhook-timestamp': String(timestampSeconds),
     'webhook-signature': keys.map((key) => `v1,${createHmac('sha256', key).update(content).digest('base64')}`).join(' '),
+  };
+}
+
+/**
+ * The webhook-tenant header's value for an event's tenant, or undefined for no header: with tenants on, the tenant's
+ * name percent-encoded (encodeURIComponent: UTF-8, every byte outside the unreserved set, so any name is one
+ * header token); the shared key is TENANT_DEFAULT's name, and no header when TENANT_DEFAULT is unset. Tenants off
+ * (`tenants` undefined): never a header, so a store without tenants sends what it always sent.
+ */
+export function tenantHeaderOf(tenants: Pick<TenantsConfig, 'defaultName'> | undefined): (key: TenantKey) => string | undefined {
+  if (tenants === undefined) return () => undefined;
+  return (key) => {
+    const name = tenantNameOf(key, tenants.defaultName);
+    return name === undefined ? undefined : encodeURIComponent(name);
   };
 }
 

@@ -5,7 +5,7 @@
  */
 import type { Pool } from 'pg';
 import type { ChangeOutbox, ChangeOutboxRows } from '../change-outbox';
-import type { WebhookConfig } from '../config';
+import type { TenantsConfig, WebhookConfig } from '../config';
 import type { Db } from '../db/database.sqlite';
 import type { Logger } from '../logger';
 import { urlsOf, WebhookDispatcher } from './dispatcher';
@@ -29,10 +29,10 @@ export type PostgresWebhooks = Dispatching & { outbox: ChangeOutboxRows };
 export function createSqliteWebhooks(
   config: WebhookConfig,
   connections: { db: Db; writer: Db },
-  options: { logger: Logger; observer?: WebhookObserver },
+  options: { logger: Logger; observer?: WebhookObserver; tenants?: TenantsConfig },
 ): SqliteWebhooks {
   const outbox = new SqliteOutbox(connections.db, connections.writer, urlsOf(config), new Set(config.events));
-  const dispatcher = new WebhookDispatcher({ store: outbox, config, logger: options.logger, observer: options.observer });
+  const dispatcher = new WebhookDispatcher({ store: outbox, config, logger: options.logger, observer: options.observer, tenants: options.tenants });
   outbox.onRecorded = dispatcher.wake;
   return {
     outbox,
@@ -48,11 +48,18 @@ export function createSqliteWebhooks(
 export function createPostgresWebhooks(
   config: WebhookConfig,
   pool: Pool,
-  options: { logger: Logger; pollMs?: number; observer?: WebhookObserver },
+  options: { logger: Logger; pollMs?: number; observer?: WebhookObserver; tenants?: TenantsConfig },
 ): PostgresWebhooks {
   // Longer than any attempt can take, so a lease runs out only when its replica is gone.
   const outbox = new PostgresOutbox(pool, urlsOf(config), 2 * config.timeoutMs + 30_000, config.events);
-  const dispatcher = new WebhookDispatcher({ store: outbox, config, logger: options.logger, pollMs: options.pollMs, observer: options.observer });
+  const dispatcher = new WebhookDispatcher({
+    store: outbox,
+    config,
+    logger: options.logger,
+    pollMs: options.pollMs,
+    observer: options.observer,
+    tenants: options.tenants,
+  });
   return {
     outbox: { rowsOf: (entries) => outbox.rowsOf(entries), wake: dispatcher.wake },
     start: () => dispatcher.start(),

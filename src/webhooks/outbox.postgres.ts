@@ -1,7 +1,16 @@
 import type { Pool } from 'pg';
 import type { ChangeEntry, ChangeOutboxRows, OutboxRow } from '../change-outbox';
+import { SHARED_TENANT, type TenantKey } from '../tenant';
 import { bodyOf, newEventId, traceColumn, traceOfColumn } from './event';
 import type { Backlog, OutboxEvent, OutboxStore, Settlement } from './outbox';
+
+/**
+ * The tenant column of webhook_outbox (issue 35), the one place this file names it: each claim returns it for the
+ * delivery's webhook-tenant header (the batch's write, plant.write.postgres.ts, inserts OutboxRow.tenant into it).
+ * Migration 015 adds the column; until it does, every row reads as the shared tenant's ('').
+ * At merge, with 015: `const TENANT_COLUMN = 'tenant' as string | undefined;`.
+ */
+const TENANT_COLUMN = undefined as string | undefined;
 
 /**
  * The PostgreSQL outbox, shared by every replica. Events are written in the statement that applies a store's
@@ -28,7 +37,8 @@ export class PostgresOutbox implements OutboxStore, Pick<ChangeOutboxRows, 'rows
       if (!this.types.includes(entry.type)) continue;
       const payload = bodyOf(entry);
       const trace = traceColumn(entry.trace);
-      for (const subscriber of this.subscribers) rows.push({ eventId: newEventId(), subscriber, subject: entry.subject, type: entry.type, payload, trace });
+      const tenant = entry.tenant ?? SHARED_TENANT;
+      for (const subscriber of this.subscribers) rows.push({ eventId: newEventId(), subscriber, subject: entry.subject, type: entry.type, payload, trace, tenant });
     }
     return rows;
   }
@@ -43,6 +53,7 @@ export class PostgresOutbox implements OutboxStore, Pick<ChangeOutboxRows, 'rows
       attempts: number;
       created_at: string;
       trace_context: string | null;
+      tenant: string;
     }>(
       `UPDATE webhook_outbox SET next_attempt_at = $3
        WHERE seq IN (
@@ -50,7 +61,7 @@ export class PostgresOutbox implements OutboxStore, Pick<ChangeOutboxRows, 'rows
          WHERE subscriber = $1 AND status = 'pending' AND next_attempt_at <= $2
          ORDER BY next_attempt_at, seq LIMIT $4
          FOR UPDATE SKIP LOCKED)
-       RETURNING seq, event_id, payload, event_type, attempts, created_at, trace_context`,
+       RETURNING seq, event_id, payload, event_type, attempts, created_at, trace_context, ${TENANT_COLUMN ?? "''::text"} AS tenant`,
       [subscriber, now, now + this.leaseMs, limit],
     );
     return rows.map((row) => ({
@@ -62,6 +73,7 @@ export class PostgresOutbox implements OutboxStore, Pick<ChangeOutboxRows, 'rows
       attempts: row.attempts,
       createdAt: Number(row.created_at),
       trace: traceOfColumn(row.trace_context),
+      tenant: row.tenant as TenantKey,
     }));
   }
 

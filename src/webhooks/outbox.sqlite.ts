@@ -1,6 +1,7 @@
 import type { ChangeEntry, ChangeOutbox } from '../change-outbox';
 import type { Db } from '../db/database.sqlite';
 import { AppError } from '../errors';
+import { SHARED_TENANT, type TenantKey } from '../tenant';
 import { bodyOf, newEventId, traceColumn, traceOfColumn } from './event';
 import type { Backlog, OutboxEvent, OutboxStore, Settlement } from './outbox';
 
@@ -13,9 +14,19 @@ type Row = {
   created_at: number;
   next_attempt_at: number;
   trace_context: string | null;
+  tenant: string;
 };
 type Key = { at: number; seq: number };
-const COLUMNS = 'seq, event_id, payload, event_type, attempts, created_at, next_attempt_at, trace_context';
+
+/**
+ * The tenant column of webhook_outbox (issue 35), the one place these statements name it: each row is written with
+ * its change's tenant and claimed with it, for the delivery's webhook-tenant header. Migration 012 adds the column;
+ * until it does, the column stays out of the statements and every row reads as the shared tenant's ('').
+ * At merge, with 012: `const TENANT_COLUMN = 'tenant' as string | undefined;`.
+ */
+const TENANT_COLUMN = undefined as string | undefined;
+const COLUMNS = `seq, event_id, payload, event_type, attempts, created_at, next_attempt_at, trace_context, ${TENANT_COLUMN ?? "''"} AS tenant`;
+const INSERT_TENANT = TENANT_COLUMN === undefined ? { column: '', value: '' } : { column: `, ${TENANT_COLUMN}`, value: ', ?' };
 // Before every event: times are Unix ms and seq starts at 1.
 const START: Key = { at: -1, seq: 0 };
 
@@ -53,9 +64,9 @@ export class SqliteOutbox implements ChangeOutbox, OutboxStore {
     private readonly types: ReadonlySet<string>,
   ) {
     this.writer.pragma('synchronous = NORMAL');
-    this.insert = db.prepare<[string, string, bigint, string, string, number, number, number, string | null]>(
-      `INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, event_type, next_attempt_at, created_at, updated_at, trace_context)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    this.insert = db.prepare<unknown[]>(
+      `INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, event_type, next_attempt_at, created_at, updated_at, trace_context${INSERT_TENANT.column})
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?${INSERT_TENANT.value})`,
     );
     // Due events in (next_attempt_at, seq) order, after a cursor: START for all of them.
     this.due = db
@@ -103,7 +114,8 @@ export class SqliteOutbox implements ChangeOutbox, OutboxStore {
       const payload = bodyOf(entry);
       const now = Date.now();
       const context = traceColumn(entry.trace);
-      for (const subscriber of this.subscribers) this.insert.run(newEventId(), subscriber, entry.subject, payload, entry.type, now, now, now, context);
+      const tenant = TENANT_COLUMN === undefined ? [] : [entry.tenant ?? SHARED_TENANT];
+      for (const subscriber of this.subscribers) this.insert.run(newEventId(), subscriber, entry.subject, payload, entry.type, now, now, now, context, ...tenant);
     } catch (error) {
       // Thrown as a store fault, the whole batch rolls back: a change is never committed without its events.
       throw new AppError('store_unavailable', undefined, { cause: error });
@@ -129,7 +141,8 @@ export class SqliteOutbox implements ChangeOutbox, OutboxStore {
       if (held.has(seq)) continue;
       held.add(seq);
       const trace = traceOfColumn(row.trace_context);
-      events.push({ seq, eventId: row.event_id, subscriber, payload: row.payload, type: row.event_type, attempts: row.attempts, createdAt: row.created_at, trace });
+      const tenant = row.tenant as TenantKey;
+      events.push({ seq, eventId: row.event_id, subscriber, payload: row.payload, type: row.event_type, attempts: row.attempts, createdAt: row.created_at, trace, tenant });
       if (events.length === limit) break;
     }
     if (last !== undefined) this.cursors.set(subscriber, last);

@@ -1,3 +1,4 @@
+import type { TenantKey } from '../tenant';
 import type { TraceContext } from '../tracing';
 
 export type OutboxEvent = {
@@ -11,6 +12,8 @@ export type OutboxEvent = {
   /** Unix ms when the event was written, in the change's transaction: where the delivery lag starts. */
   createdAt: number;
   trace?: TraceContext;
+  /** The tenant whose resource changed (ChangeEntry.tenant): with tenants on, named in webhook-tenant. */
+  tenant: TenantKey;
 };
 
 /** The outcome of one attempt, written back in batches. `attempts` counts this one. */

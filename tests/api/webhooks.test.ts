@@ -5,7 +5,7 @@ import { aNewPlant, uniqueId } from '../helpers/plants';
 import { perTest } from '../helpers/fixtures';
 import { defaultStore, dropTable, postPlant, storedEvents, storedPlant } from '../helpers/test-app';
 import { sleep } from '../helpers/common';
-import { eventTypeOf } from '../helpers/webhook-receiver';
+import { eventTypeOf, tenantHeaderOf } from '../helpers/webhook-receiver';
 
 const { receiver, appWith, app: appOf } = perTest();
 
@@ -207,8 +207,12 @@ describe('the webhook in the OpenAPI document', () => {
       'webhook-timestamp': delivery?.timestamp,
       'webhook-signature': delivery?.signature,
       traceparent: delivery?.traceparent,
+      'webhook-tenant': tenantHeaderOf(delivery),
     };
+    // Tenants are off here: the optional webhook-tenant is documented and not sent.
+    expect(headers['webhook-tenant']).toBeUndefined();
     for (const parameter of operation.parameters as { name: keyof typeof headers; schema: object }[]) {
+      if (parameter.name === 'webhook-tenant') continue;
       expect({ header: parameter.name, valid: ajv.validate(parameter.schema, headers[parameter.name]) }).toEqual({ header: parameter.name, valid: true });
     }
     expect((operation.parameters as { name: string; required: boolean }[]).map((parameter) => [parameter.name, parameter.required])).toEqual([
@@ -217,6 +221,7 @@ describe('the webhook in the OpenAPI document', () => {
       ['webhook-timestamp', true],
       ['webhook-signature', true],
       ['traceparent', false],
+      ['webhook-tenant', false],
     ]);
   });
 });

@@ -20,6 +20,9 @@ export type Delivery = {
 const eventTypes = new WeakMap<Delivery, string | undefined>();
 /** The delivery's webhook-event-type header (kept beside the Delivery, so existing whole-object assertions hold). */
 export const eventTypeOf = (delivery: Delivery | undefined): string | undefined => (delivery === undefined ? undefined : eventTypes.get(delivery));
+const tenants = new WeakMap<Delivery, string | undefined>();
+/** The delivery's webhook-tenant header as sent (percent-encoded), or undefined when it had none. */
+export const tenantHeaderOf = (delivery: Delivery | undefined): string | undefined => (delivery === undefined ? undefined : tenants.get(delivery));
 
 /**
  * A status, a status with headers, 'hang' (never answer), 'reset' (close the connection without an answer) or
@@ -72,6 +75,7 @@ export async function startReceiver(
         receivedAt: Date.now(),
       };
       eventTypes.set(delivery, typeof req.headers['webhook-event-type'] === 'string' ? req.headers['webhook-event-type'] : undefined);
+      tenants.set(delivery, typeof req.headers['webhook-tenant'] === 'string' ? req.headers['webhook-tenant'] : undefined);
       deliveries.push(delivery);
       for (const wake of waiters) wake();
       void Promise.resolve(options.answer?.(delivery, deliveries.length - 1) ?? 200).then((answer) => {

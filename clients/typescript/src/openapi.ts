@@ -167,7 +167,7 @@ export interface webhooks {
         put?: never;
         /**
          * Information about a new plant added to the store, sent to each configured subscriber.
-         * @description Sent once per created plant (not for an identical retry or a conflict), at least once and not in order; deduplicate on webhook-id. Verify with any Standard Webhooks library and the shared secret.
+         * @description Sent once per created plant (not for an identical retry or a conflict), at least once and not in order; deduplicate on webhook-id. Verify with any Standard Webhooks library and the shared secret. With tenants on, webhook-tenant names the plant's tenant.
          */
         post: operations["newPlantWebhook"];
         delete?: never;
@@ -187,7 +187,7 @@ export interface webhooks {
         put?: never;
         /**
          * A plant was edited (PATCH); only when WEBHOOK_EVENTS names plant.updated.
-         * @description Sent once per applied edit (never for a 412 or a 404), from the change's own transaction, at least once and not in order; deduplicate on webhook-id. The body is a Standard Webhooks envelope, so the signature covers the type.
+         * @description Sent once per applied edit (never for a 412 or a 404), from the change's own transaction, at least once and not in order; deduplicate on webhook-id. The body is a Standard Webhooks envelope, so the signature covers the type. With tenants on, webhook-tenant names the plant's tenant.
          */
         post: operations["plantUpdatedWebhook"];
         delete?: never;
@@ -207,7 +207,7 @@ export interface webhooks {
         put?: never;
         /**
          * A plant was deleted; only when WEBHOOK_EVENTS names plant.deleted.
-         * @description Sent once per applied delete (never for a 412 or a 404), from the change's own transaction, at least once and not in order; deduplicate on webhook-id. The body is a Standard Webhooks envelope, so the signature covers the type.
+         * @description Sent once per applied delete (never for a 412 or a 404), from the change's own transaction, at least once and not in order; deduplicate on webhook-id. The body is a Standard Webhooks envelope, so the signature covers the type. With tenants on, webhook-tenant names the plant's tenant.
          */
         post: operations["plantDeletedWebhook"];
         delete?: never;
@@ -2093,6 +2093,8 @@ export interface operations {
                 "webhook-signature": string;
                 /** @description W3C Trace Context: sent only when the request that made the change (the create, edit or delete) came with a valid traceparent; the same trace id, a new span id per attempt. */
                 traceparent?: string;
+                /** @description With tenants on (TENANT_CLAIM): the name of the tenant whose resource changed, percent-encoded UTF-8 (decodeURIComponent reads it). What was stored before tenants is TENANT_DEFAULT's: its name, and no header when TENANT_DEFAULT is unset. Tenants off: never sent. Not signed (Standard Webhooks signs id, timestamp and body): trust it as far as the connection, so use https. */
+                "webhook-tenant"?: string;
             };
             path?: never;
             cookie?: never;
@@ -2125,6 +2127,8 @@ export interface operations {
                 "webhook-signature": string;
                 /** @description W3C Trace Context: sent only when the request that made the change (the create, edit or delete) came with a valid traceparent; the same trace id, a new span id per attempt. */
                 traceparent?: string;
+                /** @description With tenants on (TENANT_CLAIM): the name of the tenant whose resource changed, percent-encoded UTF-8 (decodeURIComponent reads it). What was stored before tenants is TENANT_DEFAULT's: its name, and no header when TENANT_DEFAULT is unset. Tenants off: never sent. Not signed (Standard Webhooks signs id, timestamp and body): trust it as far as the connection, so use https. */
+                "webhook-tenant"?: string;
                 /** @description The type of the change: `plant.updated`. */
                 "webhook-event-type": "plant.updated";
             };
@@ -2163,6 +2167,8 @@ export interface operations {
                 "webhook-signature": string;
                 /** @description W3C Trace Context: sent only when the request that made the change (the create, edit or delete) came with a valid traceparent; the same trace id, a new span id per attempt. */
                 traceparent?: string;
+                /** @description With tenants on (TENANT_CLAIM): the name of the tenant whose resource changed, percent-encoded UTF-8 (decodeURIComponent reads it). What was stored before tenants is TENANT_DEFAULT's: its name, and no header when TENANT_DEFAULT is unset. Tenants off: never sent. Not signed (Standard Webhooks signs id, timestamp and body): trust it as far as the connection, so use https. */
+                "webhook-tenant"?: string;
                 /** @description The type of the change: `plant.deleted`. */
                 "webhook-event-type": "plant.deleted";
             };
