@@ -55,8 +55,8 @@ const CORS = {
   methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
   // If-Match and If-None-Match: conditional edits and reads; Last-Event-ID: a fetch-based reader resuming;
   // Prefer: count=exact on GET /plants.
-  // Idempotency-Key: a write a browser app may retry safely.
-  allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'If-Match', 'If-None-Match', 'Last-Event-ID', 'Prefer', 'Idempotency-Key'],
+  // Idempotency-Key: a write a browser app may retry safely; Act-As-Tenant: an operator's tenant (docs/auth.md).
+  allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id', 'If-Match', 'If-None-Match', 'Last-Event-ID', 'Prefer', 'Idempotency-Key', 'Act-As-Tenant'],
   // RateLimit and RateLimit-Policy (draft-8): a browser app can slow down before a 429. ETag: the
   // version a browser app sends back in If-Match; Location: where a PUT created a plant. X-Total-Count, Preference-Applied and Feed-Position: a
   // list's count and the feed position it was read at (GET /plants).

@@ -90,7 +90,7 @@ describe('CORS', () => {
     expect({ status: response.status, ...pick(response.headers, ['access-control-allow-origin', 'access-control-allow-headers', 'access-control-allow-methods']) }).toEqual({
       status: 204,
       'access-control-allow-origin': 'https://app.example.com',
-      'access-control-allow-headers': 'Authorization,Content-Type,X-Request-Id,If-Match,If-None-Match,Last-Event-ID,Prefer,Idempotency-Key',
+      'access-control-allow-headers': 'Authorization,Content-Type,X-Request-Id,If-Match,If-None-Match,Last-Event-ID,Prefer,Idempotency-Key,Act-As-Tenant',
       'access-control-allow-methods': 'GET,HEAD,POST,PUT,PATCH,DELETE',
     });
   });
