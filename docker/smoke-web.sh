@@ -42,7 +42,11 @@ step "compose stack: the example app at /, the service at /api/ (the proxy image
 printf '%s\n' "$TOKEN" > docker/auth_tokens.smoke-web
 touch docker/.smoke-web-up
 started=$SECONDS
-compose up -d >"$work/up.out" 2>&1 || { cat "$work/up.out" >&2; fail "podman-compose up failed"; }
+# Built here every run: podman-compose builds an image only when it is missing, and one left by an earlier run
+# would hold an older app.
+podman build -q --format docker --build-arg BASE_IMAGE="$BASE_IMAGE" --build-arg NGINX_IMAGE="$NGINX_IMAGE" \
+  -f docker/web.Containerfile -t localhost/plant-store-web:local . >/dev/null || fail "the proxy image (docker/web.Containerfile) did not build"
+compose_up_with_idp plant-store-web "$PROXY_PORT" compose >"$work/up.out" 2>&1 || { cat "$work/up.out" >&2; fail "podman-compose up failed"; }
 expect_services_running plant-store-web docker/compose.yaml || { cat "$work/up.out" >&2; fail "the stack did not start"; }
 ok=
 for _ in $(seq 1 300); do
@@ -82,6 +86,33 @@ status=$(curl -sS -o "$work/body" -w '%{http_code}' "$base$link" -H "Authorizati
 status=$(curl -sS -o "$work/body" -w '%{http_code}' "$base/api/plants")
 [ "$status" = 401 ] || fail "GET /api/plants without a token answered $status"
 echo "through /api/: exact ids, Link followed verbatim, 401 without a token"
+
+step "sign in with the demo identity provider at /idp/ (code flow with PKCE, as the app does), and the service takes its JWT"
+grep -q '/idp' "$work/app.js" || fail "the app was not built to sign in at /idp (VITE_OIDC_ISSUER)"
+# The provider's issuer is http://localhost:<port>/idp (docker/compose.yaml): asked under that name, on 127.0.0.1.
+site="http://localhost:$PROXY_PORT"
+at=(--resolve "localhost:$PROXY_PORT:127.0.0.1" -c "$work/cookies" -b "$work/cookies")
+verifier=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+challenge=$(node -e 'process.stdout.write(require("crypto").createHash("sha256").update(process.argv[1]).digest("base64url"))' "$verifier")
+next=$(curl -sS "${at[@]}" -o /dev/null -w '%{redirect_url}' \
+  "$site/idp/auth?client_id=plant-store-web&response_type=code&scope=openid%20plants%3Aread%20plants%3Awrite&redirect_uri=http%3A%2F%2Flocalhost%3A$PROXY_PORT%2F&state=smoke&code_challenge=$challenge&code_challenge_method=S256")
+case "$next" in "$site/idp/interaction/"*) ;; *) compose logs >&2 || true; fail "the authorization request led to '$next', not the provider's sign-in page" ;; esac
+status=$(curl -sS "${at[@]}" -D "$work/login.headers" -o "$work/login.html" -w '%{http_code}' "$next")
+[ "$status" = 200 ] && grep -q 'id="idp-login"' "$work/login.html" || fail "the sign-in page answered $status"
+tr -d '\r' < "$work/login.headers" | grep -qi "^content-security-policy: default-src 'none'; form-action 'self'" || fail "the sign-in page has no strict policy"
+next=$(curl -sS "${at[@]}" -o /dev/null -w '%{redirect_url}' -d username=alice -d password=plants "$next/login")
+next=$(curl -sS "${at[@]}" -o /dev/null -w '%{redirect_url}' "$next")
+code=$(printf '%s' "$next" | sed -n 's/.*[?&]code=\([^&]*\).*/\1/p')
+case "$next" in "$site/?"*) ;; *) code= ;; esac
+[ -n "$code" ] || fail "signing in as alice came back to '$next', not the app with a code"
+curl -sS "${at[@]}" -o "$work/tokens.json" -d grant_type=authorization_code -d client_id=plant-store-web \
+  --data-urlencode "redirect_uri=$site/" --data-urlencode "code=$code" -d "code_verifier=$verifier" "$site/idp/token"
+token=$(sed -n 's/.*"access_token":"\([^"]*\)".*/\1/p' "$work/tokens.json")
+[ -n "$token" ] || fail "the token endpoint gave no access token: $(cat "$work/tokens.json")"
+status=$(curl -sS -o "$work/body" -w '%{http_code}' -X POST "$base/api/plants" \
+  -H "Authorization: Bearer $token" -H 'Content-Type: application/json' -d '{"id": 77, "name": "Signed-in fern"}')
+[ "$status" = 200 ] || fail "POST /api/plants with alice's access token answered $status: $(cat "$work/body")"
+echo "signed in as alice through /idp/; her JWT created plant 77 through /api/"
 
 rm -f docker/.smoke-web-up
 compose_down plant-store-web compose || fail "the stack left something behind"

@@ -250,7 +250,7 @@ fi
 printf '%s\n' "$TOKEN" > docker/auth_tokens.smoke
 # The image just checked is the one compose runs (its build section names the same Dockerfile).
 podman tag "$IMAGE" localhost/plant-store:local
-compose up -d >"$work/compose.out" 2>&1 \
+compose_up_with_idp "$PROJECT" "$PROXY_PORT" compose >"$work/compose.out" 2>&1 \
   || { cat "$work/compose.out" >&2; fail "podman-compose up failed"; }
 expect_services_running "$PROJECT" docker/compose.yaml || { cat "$work/compose.out" >&2; fail "the stack did not start"; }
 ok=

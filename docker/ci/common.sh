@@ -51,3 +51,30 @@ compose_down() {
   [ -z "$left" ] || { printf 'FAIL: left after down -v (containers, networks, volumes): %s\n' "$left" >&2; return 1; }
   echo "down -v: no container, network or volume of $project left"
 }
+
+# `up -d` of docker/compose.yaml with its demo identity provider, which shares the service's network namespace
+# (network_mode "service:plants"). podman-compose 1.0.3 (Debian bookworm's) passes that mode to podman as it is
+# and adds the project network too, which podman refuses: there every other service comes up, and the idp image
+# runs by hand in the plants container's namespace (podman's `container:`, what service: means), named and
+# labelled as podman-compose names its containers, so `down`, remove_project and expect_services_running count
+# it as the project's. Arguments: the project, the proxy's port, the compose function.
+compose_up_with_idp() {
+  local project=$1 proxy_port=$2; shift 2
+  podman build -q --format docker --build-arg BASE_IMAGE="$BASE_IMAGE" -f docker/idp.Containerfile -t localhost/plant-store-idp:local . >/dev/null \
+    || { echo "FAIL: the idp image did not build" >&2; return 1; }
+  local version
+  version=$(podman-compose version 2>/dev/null | sed -n 's/^podman-compose[a-z]* version *\([0-9][0-9.]*\).*/\1/p' | head -n 1)
+  if [ "$(printf '%s\n1.0.4\n' "$version" | sort -V | head -n 1)" = 1.0.4 ]; then
+    "$@" up -d
+    return
+  fi
+  "$@" up -d plants proxy || return 1
+  local plants
+  plants=$(podman ps -q --filter "label=com.docker.compose.project=$project" --filter label=com.docker.compose.service=plants | head -n 1)
+  [ -n "$plants" ] || { echo "FAIL: no plants container to put the idp beside" >&2; return 1; }
+  # The environment docker/compose.yaml gives the idp service.
+  podman run -d --name "${project}_idp_1" --label "com.docker.compose.project=$project" --label com.docker.compose.service=idp \
+    --network "container:$plants" --restart unless-stopped \
+    -e IDP_ISSUER="http://localhost:$proxy_port/idp" -e APP_ORIGIN="http://localhost:$proxy_port" \
+    localhost/plant-store-idp:local >/dev/null
+}

@@ -15,17 +15,25 @@ export function nginxAvailable(): boolean {
  * Runs nginx with the project's own docker/nginx.conf, pointed at 127.0.0.1:upstreamPort instead of the compose
  * service, in the foreground as one process (no daemon, no workers) with its files in a temp directory. `url`
  * is where the service is mounted (`/api`), `origin` the proxy itself, which serves `webRoot` (the example app) at /.
+ * `/idp/` goes to the demo identity provider on 127.0.0.1:idpPort (tests/helpers/oidc-idp.ts); without one, to
+ * port 9 on loopback, where nothing listens (nginx resolves every upstream's name at start, so `plants` cannot stay).
+ * `port`: the proxy's own, chosen beforehand when the provider's issuer must name the origin before either starts.
  */
 export async function startNginx(
   upstreamPort: number,
   replacements: readonly (readonly [string, string])[] = [],
   webRoot = path.resolve(__dirname, '..', '..', 'examples', 'web', 'dist'),
+  { idpPort = 9, port }: { idpPort?: number; port?: number } = {},
 ): Promise<{ url: string; origin: string; stop: () => Promise<void> }> {
   const proxy = await runNginx('nginx.conf', (site) =>
     replacements.reduce(
       (text, [from, to]) => text.replace(from, to),
-      site.replace('server plants:3000;', `server 127.0.0.1:${upstreamPort};`).replace('root /usr/share/plant-store/web;', `root ${webRoot};`),
+      site
+        .replace('server plants:3000;', `server 127.0.0.1:${upstreamPort};`)
+        .replace('server plants:3001;', `server 127.0.0.1:${idpPort};`)
+        .replace('root /usr/share/plant-store/web;', `root ${webRoot};`),
     ),
+    port,
   );
   return { ...proxy, url: `${proxy.url}/api`, origin: proxy.url };
 }
@@ -37,9 +45,10 @@ export async function startNginxReplicas(upstreamPorts: [number, number]): Promi
   );
 }
 
-async function runNginx(file: string, pointUpstream: (site: string) => string): Promise<{ url: string; stop: () => Promise<void> }> {
+/** `port`: one chosen beforehand (freePort), when another process must know the proxy's origin before it starts. */
+async function runNginx(file: string, pointUpstream: (site: string) => string, chosenPort?: number): Promise<{ url: string; stop: () => Promise<void> }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'plants-nginx-'));
-  const port = await freePort();
+  const port = chosenPort ?? (await freePort());
   const site = pointUpstream(readFileSync(path.resolve(__dirname, '..', '..', 'docker', file), 'utf8')).replace('listen 8080;', `listen 127.0.0.1:${port};`);
   const temp = ['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map((kind) => `${kind}_temp_path ${dir}/${kind};`).join('\n  ');
   const conf = path.join(dir, 'nginx.conf');

