@@ -147,24 +147,3 @@ export async function resetOf(log: Pick<PlantEventLog, 'eventBounds'>, start: St
   return undefined;
 }
 
-const SCAN_PAGE = 500;
-
-/**
- * One tenant's events after `after`, ascending, at most `limit`, from the store-wide read: pages of every tenant's
- * events filtered here until `limit` are found or the log ends. Stands in for the stores' `readTenantEvents`
- * (plant.events.ts, on the (tenant, pos) index) until their SQL selects the tenant.
- */
-export async function tenantEventsOf(log: Pick<PlantEventLog, 'readEvents'>, tenant: TenantKey, after: bigint, limit: number): Promise<ChangeEvent[]> {
-  const found: ChangeEvent[] = [];
-  for (let from = after; ; ) {
-    const events = await log.readEvents(from, SCAN_PAGE);
-    for (const event of events) {
-      if (event.tenant !== tenant) continue;
-      found.push(event);
-      if (found.length === limit) return found;
-    }
-    const last = events.at(-1);
-    if (events.length < SCAN_PAGE || last === undefined) return found;
-    from = last.pos;
-  }
-}

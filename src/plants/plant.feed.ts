@@ -11,7 +11,7 @@ import { AppError } from '../errors';
 import type { TenantKey } from '../tenant';
 import { pruneBefore, type ChangeEvent, type ChangeSignal, type PlantEventLog } from './plant.events';
 import { concerns, EventView, filterOf, TenantStreams } from './plant.feed-filter';
-import { controlFrame, frameOf, HEARTBEAT, positionFrame, resetOf, Stream, tenantEventsOf, type FeedConfig, type FeedObserver, type Sink, type StreamStart } from './plant.feed-stream';
+import { controlFrame, frameOf, HEARTBEAT, positionFrame, resetOf, Stream, type FeedConfig, type FeedObserver, type Sink, type StreamStart } from './plant.feed-stream';
 
 export type { FeedConfig, FeedObserver, Sink, StreamLease, StreamStart } from './plant.feed-stream';
 
@@ -216,13 +216,9 @@ export class PlantFeed {
     setTimeout(() => stream.sink.destroy(), this.config.heartbeatMs).unref();
   }
 
-  /**
-   * The tenant's events after `after`, ascending, at most `limit`. The stores' `PlantEventLog.readTenantEvents`
-   * reads them through the (tenant, pos) index; until it lands, the store-wide read filtered here (merge: return
-   * `this.log.readTenantEvents(tenant, after, limit)` instead).
-   */
+  /** The tenant's events after `after`, ascending, at most `limit`: the store reads them on its (tenant, pos) index. */
   private readFor(tenant: TenantKey, after: bigint, limit: number): Promise<ChangeEvent[]> {
-    return tenantEventsOf(this.log, tenant, after, limit);
+    return this.log.readTenantEvents(tenant, after, limit);
   }
 
   /** From the stream's position up to the feed's head on its own reads of its tenant's events, then live. */

@@ -18,15 +18,8 @@ type Row = {
 };
 type Key = { at: number; seq: number };
 
-/**
- * The tenant column of webhook_outbox (issue 35), the one place these statements name it: each row is written with
- * its change's tenant and claimed with it, for the delivery's webhook-tenant header. Migration 012 adds the column;
- * until it does, the column stays out of the statements and every row reads as the shared tenant's ('').
- * At merge, with 012: `const TENANT_COLUMN = 'tenant' as string | undefined;`.
- */
-const TENANT_COLUMN = undefined as string | undefined;
-const COLUMNS = `seq, event_id, payload, event_type, attempts, created_at, next_attempt_at, trace_context, ${TENANT_COLUMN ?? "''"} AS tenant`;
-const INSERT_TENANT = TENANT_COLUMN === undefined ? { column: '', value: '' } : { column: `, ${TENANT_COLUMN}`, value: ', ?' };
+// Each row keeps its change's tenant (migrations/sqlite/012), for the delivery's webhook-tenant header.
+const COLUMNS = 'seq, event_id, payload, event_type, attempts, created_at, next_attempt_at, trace_context, tenant';
 // Before every event: times are Unix ms and seq starts at 1.
 const START: Key = { at: -1, seq: 0 };
 
@@ -65,8 +58,8 @@ export class SqliteOutbox implements ChangeOutbox, OutboxStore {
   ) {
     this.writer.pragma('synchronous = NORMAL');
     this.insert = db.prepare<unknown[]>(
-      `INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, event_type, next_attempt_at, created_at, updated_at, trace_context${INSERT_TENANT.column})
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?${INSERT_TENANT.value})`,
+      `INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, event_type, next_attempt_at, created_at, updated_at, trace_context, tenant)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     // Due events in (next_attempt_at, seq) order, after a cursor: START for all of them.
     this.due = db
@@ -114,8 +107,8 @@ export class SqliteOutbox implements ChangeOutbox, OutboxStore {
       const payload = bodyOf(entry);
       const now = Date.now();
       const context = traceColumn(entry.trace);
-      const tenant = TENANT_COLUMN === undefined ? [] : [entry.tenant ?? SHARED_TENANT];
-      for (const subscriber of this.subscribers) this.insert.run(newEventId(), subscriber, entry.subject, payload, entry.type, now, now, now, context, ...tenant);
+      const tenant = entry.tenant ?? SHARED_TENANT;
+      for (const subscriber of this.subscribers) this.insert.run(newEventId(), subscriber, entry.subject, payload, entry.type, now, now, now, context, tenant);
     } catch (error) {
       // Thrown as a store fault, the whole batch rolls back: a change is never committed without its events.
       throw new AppError('store_unavailable', undefined, { cause: error });
