@@ -69,8 +69,10 @@ async function writePage(client: pg.ClientBase, page: Pending[], at: number): Pr
   const index = answers.findIndex(({ decision }) => decision.outcome === 'conflict');
   const conflict = answers[index]?.decision;
   if (conflict !== undefined && 'current' in conflict) {
-    const { line, plant } = page[index] as Pending;
-    throw new ImportError(conflictMessage(line, plant, conflict.current));
+    const { line, plant, tenant } = page[index] as Pending;
+    // The stored plant as its line would be written, its tenant named.
+    const stored = { ...conflict.current, tenant };
+    throw new ImportError(conflictMessage(line, plant, stored));
   }
   return changed;
 }
