@@ -61,17 +61,19 @@ const MARK_SQL = 'SELECT plant_positions_mark($1) AS pos';
  * repeating an id meets the plant the line above stored): answers how many plants it inserted, or throws the
  * page's earliest conflict.
  */
-async function writePage(client: pg.ClientBase, page: Pending[], at: number): Promise<number> {
+async function writePage(client: pg.ClientBase, page: Pending[], at: number, defaultTenant: string | undefined): Promise<number> {
   if (page.length === 0) return 0;
-  const { applied, changed } = await applyWrites(client, page.map(({ plant, stamps, tenant }) => ({ write: { kind: 'create', plant, stamps }, tenant: tenant ?? SHARED_TENANT })), at);
+  // A line of TENANT_DEFAULT's tenant goes to the shared tenant, as a request of it would (src/tenant.ts).
+  const keyOf = (tenant: TenantKey | undefined) => (tenant === undefined || tenant === defaultTenant ? SHARED_TENANT : tenant);
+  const { applied, changed } = await applyWrites(client, page.map(({ plant, stamps, tenant }) => ({ write: { kind: 'create', plant, stamps }, tenant: keyOf(tenant) })), at);
   // Creates alone, no unit: every answer is an Applied.
   const answers = applied as Applied[];
   const index = answers.findIndex(({ decision }) => decision.outcome === 'conflict');
   const conflict = answers[index]?.decision;
   if (conflict !== undefined && 'current' in conflict) {
     const { line, plant, tenant } = page[index] as Pending;
-    // The stored plant as its line would be written, its tenant named.
-    const stored = { ...conflict.current, tenant };
+    // The stored plant as an export writes its line, its tenant named.
+    const stored = { ...conflict.current, tenant: keyOf(tenant) };
     throw new ImportError(conflictMessage(line, plant, stored));
   }
   return changed;
@@ -81,9 +83,10 @@ async function writePage(client: pg.ClientBase, page: Pending[], at: number): Pr
  * Creates the plant of each line not yet stored, in the caller's transaction, a page (PAGE_ROWS) per batch; a plant stored
  * the same is left as it is, one stored otherwise stops the import (ImportError, the transaction is the caller's
  * to roll back). A line that fails to parse is reported after the lines above it are written, so an earlier
- * conflict is the fault named. The counts are checked before answering.
+ * conflict is the fault named. The counts are checked before answering. `defaultTenant`: the target's TENANT_DEFAULT,
+ * whose lines go to the shared tenant.
  */
-export async function importPlantsPostgres(client: pg.ClientBase, lines: Lines, at: number): Promise<ImportResult> {
+export async function importPlantsPostgres(client: pg.ClientBase, lines: Lines, at: number, defaultTenant?: string): Promise<ImportResult> {
   const lastPos = (await client.query<{ last_pos: bigint }>(LOCK_COUNTER_SQL, [at])).rows[0]?.last_pos ?? 0n;
   if (BigInt(lastPos) === 0n) await client.query(MARK_SQL, [at]);
   const count = async () => Number((await client.query<{ n: bigint }>('SELECT count(*) AS n FROM plants')).rows[0]?.n ?? 0n);
@@ -94,7 +97,7 @@ export async function importPlantsPostgres(client: pg.ClientBase, lines: Lines, 
   // One page in flight while the next is parsed: PostgreSQL's work and ours overlap.
   let flushing: Promise<void> = Promise.resolve();
   const flush = async (pending: Pending[]): Promise<void> => {
-    inserted += await writePage(client, pending, at);
+    inserted += await writePage(client, pending, at, defaultTenant);
   };
   try {
     for await (const [imported, line] of plantsOf(lines)) {

@@ -1,4 +1,6 @@
 import { Readable } from 'node:stream';
+import pg from 'pg';
+import { loadPostgresMigrations, migratePostgres } from '../../src/db/migrate.postgres';
 import { exportPostgres, importPostgres } from '../../src/backup/transfer.postgres';
 import { plantLine } from '../../src/plants/plant.json';
 import { postgresPlantTransfer } from '../../src/plants/plant.transfer.postgres';
@@ -50,6 +52,19 @@ const suite = (server: string) => {
 
     expect({ imported: imported.inserted, again: again.unchanged, text: await exported() }).toEqual({ imported: 4, again: 4, text: EXPORTED });
     expect(stored()).toEqual([['', '1', 'shared one'], ['', '2', 'shared two'], ['acme', '1', 'acme one'], ['bob 🌿', '1', 'bob one']]);
+  });
+
+  it('when a line names the target\'s TENANT_DEFAULT, then its plant goes to the shared tenant and exports without a tenant', async () => {
+    await migratePostgres(options(), loadPostgresMigrations());
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+
+    await client.query('BEGIN');
+    await postgresPlantTransfer.import(client, linesOf(`{"tenant":"alice","id":7,"name":"alice's",${TIMES}}\n{"tenant":"acme","id":7,"name":"acme's",${TIMES}}\n`), Date.now(), 'alice');
+    await client.query('COMMIT');
+    await client.end();
+
+    expect(await exported()).toBe(`{"id":7,"name":"alice's",${TIMES}}\n{"tenant":"acme","id":7,"name":"acme's",${TIMES}}\n`);
   });
 
   it('when a line meets its id in another tenant only, then it is a new plant; in its own tenant with another name, the import stops', async () => {
