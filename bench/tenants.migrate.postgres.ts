@@ -46,16 +46,23 @@ async function seedKeys(url: string): Promise<void> {
   });
 }
 
-/** A loop of one statement on its own connection until stopped; `longest()` answers the longest wait since `reset()`. */
+/**
+ * A loop of one statement on its own connection until stopped; `longest()` answers the longest wait since
+ * `reset()`, `failed()` the statements that failed (a previous-version write that meets a migration it cannot run under).
+ */
 function loop(url: string, statement: (n: number) => [string, unknown[]]) {
   let longest = 0;
   let running = true;
   let count = 0;
+  let failed = 0;
   const done = withClient(url, async (client) => {
     for (let n = 0; running; n += 1) {
       const [text, values] = statement(n);
       const started = performance.now();
-      await client.query(text, values);
+      await client.query(text, values).catch((error: unknown) => {
+        failed += 1;
+        process.stderr.write(`failed: ${(error as Error).message}\n`);
+      });
       longest = Math.max(longest, performance.now() - started);
       count += 1;
     }
@@ -64,9 +71,11 @@ function loop(url: string, statement: (n: number) => [string, unknown[]]) {
     reset: () => {
       longest = 0;
       count = 0;
+      failed = 0;
     },
     longest: () => longest,
     count: () => count,
+    failed: () => failed,
     stop: async () => {
       running = false;
       await done;
@@ -113,7 +122,10 @@ async function main(): Promise<void> {
       const seconds = (performance.now() - started) / 1000;
       // The loops' statements in flight when the file committed finish now: their wait counts.
       await new Promise((resolve) => setTimeout(resolve, 200));
-      rows.push(`| ${file} | ${seconds.toFixed(2)} s | ${reader.longest().toFixed(0)} ms (${reader.count()} reads) | ${writer.longest().toFixed(0)} ms (${writer.count()} writes) |`);
+      rows.push(
+        `| ${file} | ${seconds.toFixed(2)} s | ${reader.longest().toFixed(0)} ms (${reader.count()} reads, ${reader.failed()} failed) | ` +
+          `${writer.longest().toFixed(0)} ms (${writer.count()} writes, ${writer.failed()} failed) |`,
+      );
     }
     await reader.stop();
     await writer.stop();
