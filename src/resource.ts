@@ -13,6 +13,7 @@ import type { Db } from './db/database.sqlite';
 import type { PgPool } from './db/database.postgres';
 import type { SqliteHealth } from './db/health.sqlite';
 import type { EventsConfig } from './config';
+import type { TenantsConfig } from './config/tenants';
 import type { Part } from './lifecycle';
 import type { Logger } from './logger';
 import type { FeedObserver, StoreObserver } from './observers';
@@ -78,6 +79,8 @@ type Context = {
   events: EventsConfig;
   /** How long a write's answer is kept for a retry with its Idempotency-Key (IDEMPOTENCY_TTL); absent: 24 h. */
   idempotencyTtlMs?: number;
+  /** Tenants (TENANT_CLAIM, TENANT_DEFAULT); absent when off. */
+  tenants?: TenantsConfig;
 };
 
 /** `outbox`: the webhook outbox its commits record their events to (src/change-outbox.ts); absent without subscribers. */

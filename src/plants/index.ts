@@ -95,7 +95,7 @@ export const plants: Resource = {
         };
       };
       const feed = new PlantFeed(repository, changes, events, logger, hooks.feedObserver);
-      return { ...partsOver(repository, feed, postgresIdempotencyKeys(pool), context), markReady: () => repository.markReady() };
+      return { ...partsOver(repository, feed, postgresIdempotencyKeys(pool), context), markReady: () => repository.markReady(context.tenants) };
     },
   },
 };

@@ -1,20 +1,20 @@
 /**
  * PostgreSQL's keyed group commits that one statement cannot settle (plant.repository.postgres.ts sends the rest
  * as one statement that stores their answers itself): a transaction that takes the feed's counter, claims the
- * keys, applies the writes whose keys were free and stores their answers.
+ * keys (each in its write's tenant), applies the writes whose keys were free and stores their answers.
  */
 import type { PgPool } from '../db/database.postgres';
 import type { ChangeOutboxRows } from '../change-outbox';
-import { IdempotencyKeyTaken, keySlot } from './plant.idempotency-keys';
-import { claimKeysPostgres, finishKeysPostgres } from './plant.idempotency-keys.postgres';
+import { IdempotencyKeyTaken } from './plant.idempotency-keys';
+import { claimKeysPostgres, finishKeysPostgres, slotOf } from './plant.idempotency-keys.postgres';
 import { applyWrites, outcomeOf, type Applied, type AppliedBatch, type AppliedUnit, type BatchWrite } from './plant.write.postgres';
 
 /** Each entry's outcome, in order, or the key another request holds; how many plants changed. */
 export type Settled = { applied: (Applied | AppliedUnit | IdempotencyKeyTaken)[]; changed: number };
 
-/** Whether two keyed entries of a batch carry one caller's key: its statement could store only one of them. */
+/** Whether two keyed entries of a batch carry one caller's key in one tenant: its statement could store only one of them. */
 export function repeatsKey(batch: readonly BatchWrite[]): boolean {
-  const slots = batch.flatMap(({ keep }) => (keep === undefined ? [] : [keySlot(keep.caller, keep.key)]));
+  const slots = batch.flatMap(({ tenant, keep }) => (keep === undefined ? [] : [slotOf(tenant, keep)]));
   return new Set(slots).size < slots.length;
 }
 
@@ -44,15 +44,15 @@ export async function claimingTransaction(pool: PgPool, batch: readonly BatchWri
   try {
     await client.query('BEGIN');
     await client.query({ name: 'plant_counter_take', text: 'SELECT last_pos FROM plant_event_counter FOR UPDATE' });
-    const keyed = batch.flatMap((entry, index) => (entry.keep === undefined ? [] : [{ keep: entry.keep, index }]));
-    const taken = new Set([...(await claimKeysPostgres(client, keyed.map(({ keep }) => keep)))].map((at) => (keyed[at] as { index: number }).index));
+    const keyed = batch.flatMap((entry, index) => (entry.keep === undefined ? [] : [{ tenant: entry.tenant, keep: entry.keep, index }]));
+    const taken = new Set([...(await claimKeysPostgres(client, keyed))].map((at) => (keyed[at] as { index: number }).index));
     const open = batch.filter((_, index) => !taken.has(index));
     const done: AppliedBatch = open.length === 0 ? { applied: [], changed: 0 } : await applyWrites(client, open, Date.now(), outbox);
     const applied = inBatchOrder(batch, (_, index) => (taken.has(index) ? new IdempotencyKeyTaken() : undefined), done.applied);
     const kept = batch.flatMap((entry, index) => {
       const result = applied[index];
       if (entry.keep === undefined || result === undefined || result instanceof IdempotencyKeyTaken) return [];
-      return [{ keep: entry.keep, outcome: outcomeOf(entry, result) }];
+      return [{ tenant: entry.tenant, keep: entry.keep, outcome: outcomeOf(entry, result) }];
     });
     if (kept.length > 0) await finishKeysPostgres(client, kept);
     await client.query('COMMIT');

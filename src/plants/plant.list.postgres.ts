@@ -4,8 +4,11 @@
  * read in one snapshot. Text compares COLLATE "C" (byte order of UTF-8: code point order, as SQLite's BINARY),
  * never by the database's collation; name_key, created_at and updated_at are COLLATE "C" columns, name is not.
  * q is strpos() on name_key: a plain substring; from 3 code points an escaped LIKE beside it lets the trigram
- * index narrow the rows, asked only when a probe of the order's first rows does not fill the page. SQL only.
+ * index narrow the rows, asked only when a probe of the order's first rows does not fill the page. Every read of
+ * plants is inside the caller's tenant, `tenant = $1` first, so each order walks its tenant-leading index
+ * (migrations/postgres/016) and the count counts the tenant's plants. SQL only.
  */
+import type { TenantKey } from '../tenant';
 import { selectMembers, type MemberColumns } from './plant.members';
 import { isIdSort, type PlantListQuery } from './plant.list-query';
 import { idBound, keysOf, orderOf, type Order, type SortColumn } from './plant.list-order';
@@ -31,14 +34,14 @@ const likeOf = (search: string): string => `%${search.replace(/[\\%_]/g, (charac
 export const PROBE_ROWS = 10_000;
 
 /** A statement's pieces, its parameters numbered in the order `listStatement` pushes the values. */
-type Parts = { tag?: string; search?: string; like?: string; start?: string; startOfPage?: string; limit: string; inner: string; outer: (table: string) => string };
+type Parts = { tenant: string; tag?: string; search?: string; like?: string; start?: string; startOfPage?: string; limit: string; inner: string; outer: (table: string) => string };
 
 function partsOf(shape: Shape): Parts {
   const { columns, descending } = shape.order;
   const direction = descending ? ' DESC' : '';
   let next = 0;
   const param = () => `$${(next += 1)}`;
-  const parts: Omit<Parts, 'limit' | 'inner' | 'outer'> = {};
+  const parts: Omit<Parts, 'limit' | 'inner' | 'outer'> = { tenant: `tenant = ${param()}` };
   if (shape.tag) parts.tag = `tag = ${param()}`;
   if (shape.search) parts.search = `strpos(name_key, ${param()}) > 0`;
   // For the index only: LIKE's default escape is the backslash, and strpos above stays the exact test.
@@ -69,10 +72,10 @@ const COLUMNS = () => `id, ${selectMembers()}, name_key`;
  * every match is read once through the index, for the count and the page alike.
  */
 function searchCtes(shape: Shape, parts: Parts): string {
-  const { tag, search, like, start, startOfPage, limit, inner, outer } = parts;
-  const matches = (bounded: boolean) => `matches AS MATERIALIZED (SELECT ${COLUMNS()} FROM plants${where([tag, search, like, bounded ? start : undefined])})`;
+  const { tenant, tag, search, like, start, startOfPage, limit, inner, outer } = parts;
+  const matches = (bounded: boolean) => `matches AS MATERIALIZED (SELECT ${COLUMNS()} FROM plants${where([tenant, tag, search, like, bounded ? start : undefined])})`;
   if (shape.count) return `${matches(false)}, page AS (SELECT * FROM matches${where([startOfPage])} ORDER BY ${outer('')} LIMIT ${limit})`;
-  const scanned = `SELECT ${COLUMNS()} FROM plants${where([tag, start])} ORDER BY ${inner} LIMIT ${PROBE_ROWS}`;
+  const scanned = `SELECT ${COLUMNS()} FROM plants${where([tenant, tag, start])} ORDER BY ${inner} LIMIT ${PROBE_ROWS}`;
   const probed = '(SELECT count(*) FROM probe)';
   return (
     `probe AS MATERIALIZED (SELECT * FROM (${scanned}) AS scanned WHERE ${search} ORDER BY ${outer('')} LIMIT ${limit}), ${matches(true)}, ` +
@@ -83,9 +86,9 @@ function searchCtes(shape: Shape, parts: Parts): string {
 /** The statement for a shape. */
 function listSql(shape: Shape): string {
   const parts = partsOf(shape);
-  const { tag, search, start, limit, inner, outer } = parts;
-  const page = shape.trigrams ? searchCtes(shape, parts) : `page AS (SELECT ${COLUMNS()} FROM plants${where([tag, search, start])} ORDER BY ${inner} LIMIT ${limit})`;
-  const total = !shape.count ? '' : shape.trigrams ? ', (SELECT count(*) FROM matches) AS total' : `, (SELECT count(*) FROM plants${where([tag, search])}) AS total`;
+  const { tenant, tag, search, start, limit, inner, outer } = parts;
+  const page = shape.trigrams ? searchCtes(shape, parts) : `page AS (SELECT ${COLUMNS()} FROM plants${where([tenant, tag, search, start])} ORDER BY ${inner} LIMIT ${limit})`;
+  const total = !shape.count ? '' : shape.trigrams ? ', (SELECT count(*) FROM matches) AS total' : `, (SELECT count(*) FROM plants${where([tenant, tag, search])}) AS total`;
   // One row left-joined to the page, so the position (and count) come even when the page is empty; each is a
   // subquery evaluated once. Not the counter table itself in the join: without statistics on it the planner
   // estimated millions of rows, and the cost set off JIT compilation (300 ms a page).
@@ -95,8 +98,8 @@ function listSql(shape: Shape): string {
   );
 }
 
-/** The statement for a query, named by its shape (a prepared statement per shape). */
-export function listStatement(query: PlantListQuery): ListStatement {
+/** The statement for a query in a tenant, named by its shape (a prepared statement per shape). */
+export function listStatement(tenant: TenantKey, query: PlantListQuery): ListStatement {
   const sort = query.sort ?? 'id';
   const idSort = isIdSort(sort);
   const order = orderOf(sort);
@@ -109,7 +112,7 @@ export function listStatement(query: PlantListQuery): ListStatement {
     start: query.from !== undefined,
     count: query.count === true,
   };
-  const values: unknown[] = [];
+  const values: unknown[] = [tenant];
   if (query.tag !== undefined) values.push(query.tag);
   if (query.search !== undefined) values.push(query.search);
   if (shape.trigrams) values.push(likeOf(query.search as string));
@@ -122,7 +125,7 @@ export function listStatement(query: PlantListQuery): ListStatement {
   } else if (query.from !== undefined) values.push(...query.from);
   // One row more than the page: when it comes back, another page follows.
   values.push(limit);
-  const name = `plants_list_${sort.replace('-', 'desc_')}${shape.tag ? '_tag' : ''}${shape.search ? (shape.trigrams ? '_qi' : '_q') : ''}${shape.start ? '_from' : ''}${shape.count ? '_count' : ''}`;
+  const name = `plants_list_tenant_${sort.replace('-', 'desc_')}${shape.tag ? '_tag' : ''}${shape.search ? (shape.trigrams ? '_qi' : '_q') : ''}${shape.start ? '_from' : ''}${shape.count ? '_count' : ''}`;
   return { name, text: listSql(shape), values };
 }
 

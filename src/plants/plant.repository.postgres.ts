@@ -1,4 +1,6 @@
-import type { TenantKey } from '../tenant';
+import { SHARED_TENANT, type TenantKey } from '../tenant';
+import { ConfigError } from '../config';
+import type { TenantsConfig } from '../config/tenants';
 import type { PgPool } from '../db/database.postgres';
 import { isUnavailable } from '../db/health.postgres';
 import { AppError } from '../errors';
@@ -10,8 +12,8 @@ import type { BatchOutcome, ChangeContext, FoundPlant, PlantRepository, PlantsPa
 import { GroupCommit, type Queued } from '../db/group-commit';
 import { plantJson, plantsJson } from './plant.json';
 import { fillSearchKeysPostgres } from './plant.search-keys';
-import { IdempotencyKeyTaken, keySlot } from './plant.idempotency-keys';
-import { claimKeysFirst, KeysLive } from './plant.idempotency-keys.postgres';
+import { IdempotencyKeyTaken } from './plant.idempotency-keys';
+import { claimKeysFirst, KeysLive, slotOf } from './plant.idempotency-keys.postgres';
 import { claimingTransaction, inBatchOrder, repeatsKey, type Settled } from './plant.keyed.postgres';
 import { applyWrites, unitOutcome, type Applied, type AppliedUnit, type BatchWrite } from './plant.write.postgres';
 import type { ChangeOutboxRows } from '../change-outbox';
@@ -29,6 +31,10 @@ function translate(error: unknown): Error {
 }
 
 const notMigrated = () => new AppError('store_unavailable', 'The store is not migrated yet; nothing was read or written. Retry later.');
+
+// An event's columns with its tenant (the feed routes each event to its tenant's streams), whether or not the
+// shared list names it.
+const EVENTS = /\btenant\b/.test(EVENT_COLUMNS) ? EVENT_COLUMNS : `tenant, ${EVENT_COLUMNS}`;
 
 /**
  * Group commit on PostgreSQL: creates, edits and deletes that arrive in one event-loop turn are decided together
@@ -55,9 +61,23 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
 
   /**
    * Called once the migrations are applied: fills the search keys they could not compute, then serves; before
-   * that every operation answers 503.
+   * that every operation answers 503. With tenants on, plants stored in the shared tenant (before tenants) need
+   * TENANT_DEFAULT, the tenant that keeps them: without it no caller could reach them, so this throws a
+   * ConfigError naming it, and src/store keeps the store unready.
    */
-  async markReady(): Promise<void> {
+  async markReady(tenants?: TenantsConfig): Promise<void> {
+    if (tenants !== undefined && tenants.defaultName === undefined) {
+      const { rows } = await this.pool.query<{ shared: boolean }>({
+        name: 'plants_shared_exist',
+        text: 'SELECT EXISTS (SELECT FROM plants WHERE tenant = $1) AS shared',
+        values: [SHARED_TENANT],
+      });
+      if (rows[0]?.shared === true) {
+        throw new ConfigError(
+          'TENANT_DEFAULT: the store holds plants stored before tenants were turned on; set TENANT_DEFAULT to the tenant that keeps them (docs/operations.md, "Upgrading to tenants")',
+        );
+      }
+    }
     const keyed = await fillSearchKeysPostgres(this.pool);
     if (keyed > 0) this.logger.info({ plants: keyed }, 'filled the search keys of plants stored before search');
     this.ready = true;
@@ -76,31 +96,35 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
    * The JSON text is written here from the row (plant.json.ts), not by PostgreSQL: json_build_object's text puts
    * spaces around its colons, and the two stores answer byte for byte the same body.
    */
-  async findById(_tenant: TenantKey, id: bigint): Promise<FoundPlant | undefined> {
-    const { rows } = await this.query<Row & { version: bigint }>('plants_by_id', `SELECT id, ${selectMembers()}, version FROM plants WHERE id = $1`, [id]);
+  async findById(tenant: TenantKey, id: bigint): Promise<FoundPlant | undefined> {
+    const { rows } = await this.query<Row & { version: bigint }>('plants_by_tenant_id', `SELECT id, ${selectMembers()}, version FROM plants WHERE tenant = $1 AND id = $2`, [tenant, id]);
     const row = rows[0];
     return row === undefined ? undefined : { json: plantJson(row), version: row.version };
   }
 
   /** One statement: the page, the feed position and the count in one snapshot (plant.list.postgres.ts). */
-  async list(_tenant: TenantKey, query: PlantListQuery): Promise<PlantsPage> {
-    const { name, text, values } = listStatement(query);
+  async list(tenant: TenantKey, query: PlantListQuery): Promise<PlantsPage> {
+    const { name, text, values } = listStatement(tenant, query);
     const { rows } = await this.query<ListRow>(name, text, values);
     const { plants, ...page } = pageOfRows(query, rows);
     return { json: plantsJson(plants), ...page };
   }
 
+  /** Every tenant's events, each with its tenant: the live reader routes them. */
   async readEvents(after: bigint, limit: number): Promise<ChangeEvent[]> {
-    const { rows } = await this.query<EventRow>(
-      'plant_events_after',
-      `SELECT ${EVENT_COLUMNS} FROM plant_events WHERE pos > $1 ORDER BY pos LIMIT $2`,
-      [after, limit],
-    );
+    const { rows } = await this.query<EventRow>('plant_events_after_tenants', `SELECT ${EVENTS} FROM plant_events WHERE pos > $1 ORDER BY pos LIMIT $2`, [after, limit]);
     return rows.map(toChangeEvent);
   }
 
-  // Stub until PostgreSQL's SQL carries the tenant (h35-postgres replaces it): tenants off, every event is the shared tenant's.
-  readTenantEvents(tenant: TenantKey, after: bigint, limit: number): Promise<ChangeEvent[]> { return this.readEvents(after, limit).then((events) => events.filter((event) => event.tenant === tenant)); }
+  /** One tenant's events after a position (a stream's catch-up), on plant_events_by_tenant (tenant, pos). */
+  async readTenantEvents(tenant: TenantKey, after: bigint, limit: number): Promise<ChangeEvent[]> {
+    const { rows } = await this.query<EventRow>(
+      'plant_events_of_tenant',
+      `SELECT ${EVENTS} FROM plant_events WHERE tenant = $1 AND pos > $2 ORDER BY pos LIMIT $3`,
+      [tenant, after, limit],
+    );
+    return rows.map(toChangeEvent);
+  }
 
   async eventBounds(resumeAfter?: bigint): Promise<EventBounds> {
     // Positions a restore jumped over (migrations/postgres/007): the replaced database may have handed them out.
@@ -207,7 +231,7 @@ export class PostgresPlantRepository extends PlantWriter implements PlantReposit
 
   /** The writes whose keys hold answers are taken, with those answers; the rest of the batch is applied again. */
   private async withoutLive(batch: BatchWrite[], answers: Map<string, StoredAnswer>): Promise<Settled> {
-    const storedOf = ({ keep }: BatchWrite) => (keep === undefined ? undefined : answers.get(keySlot(keep.caller, keep.key)));
+    const storedOf = ({ tenant, keep }: BatchWrite) => (keep === undefined ? undefined : answers.get(slotOf(tenant, keep)));
     const rest = batch.filter((entry) => storedOf(entry) === undefined);
     const done: Settled = rest.length === 0 ? { applied: [], changed: 0 } : await this.transaction(rest);
     const takenOf = (entry: BatchWrite) => {

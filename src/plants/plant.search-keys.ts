@@ -35,17 +35,20 @@ export function fillSearchKeysSqlite(db: Db): number {
     .immediate();
 }
 
-/** PostgreSQL: the missing keys, a chunk per statement (each its own transaction); answers how many it filled. */
+/**
+ * PostgreSQL: the missing keys of every tenant, a chunk per statement (each its own transaction), in (tenant, id)
+ * order on plants_tenant_unkeyed; answers how many it filled.
+ */
 export async function fillSearchKeysPostgres(pool: { query: pg.Pool['query'] }): Promise<number> {
   let filled = 0;
   for (;;) {
-    const { rows } = await pool.query<Unkeyed>('SELECT id, name FROM plants WHERE name_key IS NULL ORDER BY id LIMIT $1', [CHUNK]);
+    const { rows } = await pool.query<Unkeyed & { tenant: string }>('SELECT tenant, id, name FROM plants WHERE name_key IS NULL ORDER BY tenant, id LIMIT $1', [CHUNK]);
     if (rows.length === 0) return filled;
     // A key only where the name is still the one read: a concurrent rename sets its own key.
     await pool.query(
-      'UPDATE plants p SET name_key = u.name_key FROM unnest($1::bigint[], $2::text[], $3::text[]) AS u(id, name, name_key) ' +
-        'WHERE p.id = u.id AND p.name = u.name AND p.name_key IS NULL',
-      [rows.map((row) => row.id), rows.map((row) => row.name), keysOf(rows)],
+      'UPDATE plants p SET name_key = u.name_key FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) AS u(tenant, id, name, name_key) ' +
+        'WHERE p.tenant = u.tenant AND p.id = u.id AND p.name = u.name AND p.name_key IS NULL',
+      [rows.map((row) => row.tenant), rows.map((row) => row.id), rows.map((row) => row.name), keysOf(rows)],
     );
     filled += rows.length;
     if (rows.length < CHUNK) return filled;

@@ -1,9 +1,10 @@
 /**
  * The PostgreSQL write path, shared by the repository's group commit and `plant-store import`: read the batch's
  * rows, decide each write with plant.write-rule.ts in arrival order, then write what was decided (plants, change
- * events and, given an outbox, webhook events) in one statement, plants_write (migrations/postgres/008), which
- * takes the feed's counter and writes only if the rows read are still as they were. No rule lives here or in the
- * database: only reads and writes of rows.
+ * events and, given an outbox, webhook events) in one statement, plants_write (migrations/postgres/008, with
+ * tenants 017), which takes the feed's counter and writes only if the rows read are still as they were. Every row
+ * is keyed by (tenant, id): a batch may hold several tenants' writes, and one tenant's id never meets another's.
+ * No rule lives here or in the database: only reads and writes of rows.
  */
 import type { TenantKey } from '../tenant';
 import type pg from 'pg';
@@ -13,15 +14,15 @@ import type { ChangeOutboxRows } from '../change-outbox';
 import type { BatchOutcome, KeepAnswer, WriteOutcome } from './plant.repository';
 import { ClaimKeysFirst, keyedAnswersCte, KeysLive, LIVE_ANSWERS, liveAnswers, NONE_LIVE, keyedAnswersValues, versionPlaceholder, type KeyedAnswer } from './plant.idempotency-keys.postgres';
 import { DERIVED_COLUMNS, derivedValues, MEMBERS, selectMembers, timeText, type MemberColumns, type PlantMembers } from './plant.members';
-import { changeEntry } from './plant.outbox';
+import { outboxCte, WEBHOOK_ARGUMENTS, webhookParams } from './plant.write-outbox.postgres';
+import { distinctKeys, TenantRows } from './plant.rows.postgres';
 import { answerOf, decideWrite, failed, idOf, plantRowOf, rowAfter, type Decision, type EventDraft, type PlantRow, type PlantWrite } from './plant.write-rule';
 
 /**
- * One entry of a batch and the trace its webhook events carry: a write, or (`unit`) a client's batch of writes,
- * applied all or nothing; `keep`, its Idempotency-Key answer (plant.repository.postgres.ts stores it in the same
- * transaction).
+ * One entry of a batch, in its caller's tenant, and the trace its webhook events carry: a write, or (`unit`) a
+ * client's batch of writes, applied all or nothing; `keep`, its Idempotency-Key answer (plant.repository.postgres.ts
+ * stores it in the same transaction).
  */
-/** A write or a batch's writes, in its caller's tenant. */
 export type BatchWrite = ({ write: PlantWrite } | { unit: readonly PlantWrite[] }) & { tenant: TenantKey; trace?: TraceContext; keep?: KeepAnswer };
 
 /** A write's decision and, for one that wrote an event, that event's position (a put plant's new version). */
@@ -36,26 +37,19 @@ export type AppliedBatch = { applied: (Applied | AppliedUnit)[]; changed: number
 /** A pool (each statement its own transaction) or the import's connection inside its transaction. */
 type Queryable = { query: <R extends pg.QueryResultRow>(config: pg.QueryConfig) => Promise<pg.QueryResult<R>> };
 
-// A read without a lock: plants_write checks under the counter that what the decisions rest on still holds.
-const READ = { name: 'plants_read', text: `SELECT id, ${selectMembers()}, version FROM plants WHERE id = ANY($1::bigint[])` };
-// plants_write's arguments (writeParams): the time, the ids read and their versions, the puts (ids, one array per
-// member, one per derived column, offsets), the removed ids, then the events (kinds, ids, one array per member,
-// replaced names and tags).
-const WRITE_ARGUMENTS = 10 + 2 * MEMBERS.length + DERIVED_COLUMNS.length;
+// A read without a lock: plants_write checks under the counter that what the decisions rest on still holds. A
+// lateral subquery per (tenant, id): a primary key probe each, whatever plan the connection cached.
+const READ = {
+  name: 'plants_read_tenants',
+  text: `SELECT p.tenant, p.id, ${selectMembers('p.')}, p.version FROM unnest($1::text[], $2::bigint[]) AS r(tenant, id)
+CROSS JOIN LATERAL (SELECT * FROM plants p WHERE p.tenant = r.tenant AND p.id = r.id) AS p`,
+};
+// plants_write's arguments (writeParams): the time, the rows read (tenants, ids, versions), the puts (tenants,
+// ids, one array per member, one per derived column, offsets), the removals (tenants, ids), then the events
+// (tenants, kinds, ids, one array per member, replaced names and tags).
+const WRITE_ARGUMENTS = 14 + 2 * MEMBERS.length + DERIVED_COLUMNS.length;
 const WRITE_PLANTS = `plants_write(${Array.from({ length: WRITE_ARGUMENTS }, (_, index) => `$${index + 1}`).join(', ')})`;
-// The webhook events' arguments follow plants_write's.
-const hook = (index: number) => `$${WRITE_ARGUMENTS + index}`;
 const WRITE = { name: 'plants_write', text: `SELECT ${WRITE_PLANTS} AS base` };
-const WEBHOOK_ARGUMENTS = 7;
-// The batch's webhook events, written only when plants_write wrote (applied is MATERIALIZED: it runs once), in the
-// order the outbox listed them (seq follows that order).
-const OUTBOX = `outbox AS (
-  INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, event_type, trace_context, next_attempt_at, created_at, updated_at)
-  SELECT w.event_id, w.subscriber, w.plant_id, w.payload, w.event_type, w.trace, ${hook(7)}::bigint, ${hook(7)}::bigint, ${hook(7)}::bigint
-  FROM applied, unnest(${hook(1)}::text[], ${hook(2)}::text[], ${hook(3)}::bigint[], ${hook(4)}::text[], ${hook(5)}::text[], ${hook(6)}::text[]) WITH ORDINALITY AS w(event_id, subscriber, plant_id, payload, event_type, trace, n)
-  WHERE applied.base IS NOT NULL
-  ORDER BY w.n
-)`;
 
 type Statement = { name: string; text: string };
 const STATEMENTS = new Map<string, Statement>([[WRITE.name, WRITE]]);
@@ -69,7 +63,7 @@ function statementOf(webhooks: boolean, keyed: boolean): Statement {
   // Keyed: the write runs only when none of its keys holds an answer (live).
   const ctes = keys === undefined ? [] : [keys.live];
   ctes.push(`applied AS MATERIALIZED (SELECT ${WRITE_PLANTS} AS base${keys === undefined ? '' : ` WHERE ${NONE_LIVE}`})`);
-  if (webhooks) ctes.push(OUTBOX);
+  if (webhooks) ctes.push(outboxCte(WRITE_ARGUMENTS + 1));
   if (keys !== undefined) ctes.push(keys.keys);
   const last = keys === undefined ? 'SELECT base FROM applied' : `SELECT (SELECT base FROM applied) AS base, ${LIVE_ANSWERS}`;
   const statement = { name, text: `WITH ${ctes.join(', ')}\n${last}` };
@@ -80,96 +74,92 @@ function statementOf(webhooks: boolean, keyed: boolean): Statement {
 // int8 columns as the caller's client parses them: bigint on the service's connections (src/db/database.postgres.ts),
 // the decimal string on a client without that parser. BigInt() takes either.
 type Int8 = bigint | string;
-type Row = MemberColumns & { id: Int8; version: Int8 };
+type Row = MemberColumns & { tenant: TenantKey; id: Int8; version: Int8 };
 
 const toRow = (row: Row): PlantRow => plantRowOf(BigInt(row.id), row, BigInt(row.version));
 
 /** One array per member, of the plants or events given, NULL where one lacks it. */
 const memberArrays = (plants: readonly Partial<PlantMembers>[]): unknown[][] => MEMBERS.map((member) => plants.map((plant) => plant[member] ?? null));
 
-/** A decision that writes, its position (an offset until written) and the answer that carries it. */
-type Change = { decision: Extract<Decision, { event: EventDraft }>; pos: bigint; trace?: TraceContext; answer: Applied };
+/** A decision that writes, in its tenant, its position (an offset until written) and the answer that carries it. */
+type Change = { tenant: TenantKey; decision: Extract<Decision, { event: EventDraft }>; pos: bigint; trace?: TraceContext; answer: Applied };
+
+/** The rows as a batch decides on them: a row, or none (undefined) for a (tenant, id) that holds no plant. */
+type Rows = TenantRows<PlantRow | undefined>;
 
 /**
- * Decides each write against the row its id holds at that point of the batch. Events are numbered 1, 2, … (a put
- * row's version likewise): offsets from the position the write takes. A unit whose write fails is taken back
- * whole: its rows, positions and changes as before it.
+ * Decides each write against the row its (tenant, id) holds at that point of the batch. Events are numbered 1, 2,
+ * … (a put row's version likewise): offsets from the position the write takes. A unit whose write fails is taken
+ * back whole: its rows, positions and changes as before it.
  */
-function decideAll(batch: readonly BatchWrite[], rows: Map<bigint, PlantRow | undefined>, at: string) {
+function decideAll(batch: readonly BatchWrite[], rows: Rows, at: string) {
   const applied: (Applied | AppliedUnit)[] = [];
   const changes: Change[] = [];
   let pos = 0n;
-  const decide = (write: PlantWrite, trace: TraceContext | undefined): Applied => {
+  const decide = (tenant: TenantKey, write: PlantWrite, trace: TraceContext | undefined): Applied => {
     const id = idOf(write);
-    const current = rows.get(id);
+    const current = rows.get(tenant, id);
     const decision = decideWrite(current, write, at);
     if (!('event' in decision)) return { decision };
     pos += 1n;
-    rows.set(id, rowAfter(current, decision, pos));
+    rows.set(tenant, id, rowAfter(current, decision, pos));
     const answer: Applied = { decision, pos };
-    changes.push({ decision, pos, trace, answer });
+    changes.push({ tenant, decision, pos, trace, answer });
     return answer;
   };
-  const decideUnit = (unit: readonly PlantWrite[], trace: TraceContext | undefined): AppliedUnit => {
-    const before = { pos, changes: changes.length, rows: unit.map((write) => [idOf(write), rows.get(idOf(write))] as const) };
+  const decideUnit = (tenant: TenantKey, unit: readonly PlantWrite[], trace: TraceContext | undefined): AppliedUnit => {
+    const before = { pos, changes: changes.length, rows: unit.map((write) => [idOf(write), rows.get(tenant, idOf(write))] as const) };
     const answers: Applied[] = [];
     for (const [index, write] of unit.entries()) {
-      const answer = decide(write, trace);
+      const answer = decide(tenant, write, trace);
       if (!failed(answer.decision.outcome)) answers.push(answer);
       else {
         pos = before.pos;
         changes.length = before.changes;
         // In reverse: an id the unit names twice gets back the row it had before the first.
-        for (const [id, row] of before.rows.toReversed()) rows.set(id, row);
+        for (const [id, row] of before.rows.toReversed()) rows.set(tenant, id, row);
         return { failed: index, decision: answer.decision };
       }
     }
     return { unit: answers };
   };
-  for (const entry of batch) applied.push('write' in entry ? decide(entry.write, entry.trace) : decideUnit(entry.unit, entry.trace));
+  for (const entry of batch) applied.push('write' in entry ? decide(entry.tenant, entry.write, entry.trace) : decideUnit(entry.tenant, entry.unit, entry.trace));
   return { applied, changes };
 }
 
-/** plants_write's arguments after the time: each changed id as read (its version, null for none) and as left (its final row, or its removal), then the events. */
-function writeParams(changes: readonly Change[], read: Map<bigint, PlantRow>, rows: Map<bigint, PlantRow | undefined>): unknown[] {
-  const ids = [...new Set(changes.map(({ decision }) => decision.event.id))];
-  const put: PlantRow[] = [];
-  const removed: bigint[] = [];
-  for (const id of ids) {
-    const row = rows.get(id);
-    if (row === undefined) removed.push(id);
-    else put.push(row);
+/**
+ * plants_write's arguments after the time: each changed (tenant, id) as read (its version, null for none) and as
+ * left (its final row, or its removal), then the events.
+ */
+function writeParams(changes: readonly Change[], read: TenantRows<PlantRow>, rows: Rows): unknown[] {
+  const keys = distinctKeys(changes.map(({ tenant, decision }) => ({ tenant, id: decision.event.id })));
+  const put: { tenant: TenantKey; row: PlantRow }[] = [];
+  const removed: { tenant: TenantKey; id: bigint }[] = [];
+  for (const key of keys) {
+    const row = rows.get(key.tenant, key.id);
+    if (row === undefined) removed.push(key);
+    else put.push({ tenant: key.tenant, row });
   }
+  const putRows = put.map(({ row }) => row);
   const events: EventDraft[] = changes.map(({ decision }) => decision.event);
-  const derived = put.map(derivedValues);
+  const derived = putRows.map(derivedValues);
   return [
-    ids,
-    ids.map((id) => read.get(id)?.version ?? null),
-    put.map((p) => p.id),
-    ...memberArrays(put),
+    keys.map((key) => key.tenant),
+    keys.map((key) => key.id),
+    keys.map((key) => read.get(key.tenant, key.id)?.version ?? null),
+    put.map((p) => p.tenant),
+    putRows.map((p) => p.id),
+    ...memberArrays(putRows),
     ...DERIVED_COLUMNS.map((_, index) => derived.map((values) => values[index])),
-    put.map((p) => p.version),
-    removed,
+    putRows.map((p) => p.version),
+    removed.map((r) => r.tenant),
+    removed.map((r) => r.id),
+    changes.map((c) => c.tenant),
     events.map((e): ChangeKind => e.kind),
     events.map((e) => e.id),
     ...memberArrays(events),
     events.map((e) => e.prevName ?? null),
     events.map((e) => e.prevTag ?? null),
-  ];
-}
-
-/** The webhook events' arguments: the outbox rows of the batch's changes (plant.outbox.ts writes each change's entry), then their time. */
-function webhookParams(changes: readonly Change[], outbox: ChangeOutboxRows, at: number): unknown[] {
-  const entries = changes.flatMap(({ decision, trace }) => changeEntry(decision, trace) ?? []);
-  const rows = outbox.rowsOf(entries);
-  return [
-    rows.map((row) => row.eventId),
-    rows.map((row) => row.subscriber),
-    rows.map((row) => row.subject),
-    rows.map((row) => row.payload),
-    rows.map((row) => row.type),
-    rows.map((row) => row.trace),
-    at,
   ];
 }
 
@@ -191,14 +181,16 @@ function keyedAnswers(batch: readonly BatchWrite[], applied: readonly (Applied |
     if (entry.keep === undefined || result === undefined) return [];
     const answer = entry.keep.render(outcomeOf(entry, result), versionPlaceholder);
     if (answer === undefined) throw new ClaimKeysFirst();
-    return [{ keep: entry.keep, answer }];
+    return [{ tenant: entry.tenant, keep: entry.keep, answer }];
   });
 }
 
-async function readRows(client: Queryable, batch: readonly BatchWrite[]): Promise<Map<bigint, PlantRow>> {
-  const ids = batch.flatMap((entry) => ('write' in entry ? [idOf(entry.write)] : entry.unit.map(idOf)));
-  const { rows } = await client.query<Row>({ ...READ, values: [[...new Set(ids)]] });
-  return new Map(rows.map((row) => [BigInt(row.id), toRow(row)]));
+async function readRows(client: Queryable, batch: readonly BatchWrite[]): Promise<TenantRows<PlantRow>> {
+  const keys = distinctKeys(batch.flatMap((entry) => ('write' in entry ? [entry.write] : entry.unit).map((write) => ({ tenant: entry.tenant, id: idOf(write) }))));
+  const { rows } = await client.query<Row>({ ...READ, values: [keys.map((key) => key.tenant), keys.map((key) => key.id)] });
+  const read = new TenantRows<PlantRow>();
+  for (const row of rows) read.set(row.tenant, BigInt(row.id), toRow(row));
+  return read;
 }
 
 /**
@@ -206,8 +198,8 @@ async function readRows(client: Queryable, batch: readonly BatchWrite[]): Promis
  * undefined when a row is not as the decisions assumed, and nothing was written.
  */
 async function attempt(client: Queryable, batch: readonly BatchWrite[], at: number, guess: boolean, outbox: ChangeOutboxRows | undefined, keyed: boolean): Promise<AppliedBatch | undefined> {
-  const read = guess ? new Map<bigint, PlantRow>() : await readRows(client, batch);
-  const rows = new Map<bigint, PlantRow | undefined>(read);
+  const read = guess ? new TenantRows<PlantRow>() : await readRows(client, batch);
+  const rows: Rows = read.copy<undefined>();
   const { applied, changes } = decideAll(batch, rows, timeText(at));
   if (changes.length === 0) {
     if (keyed) throw new ClaimKeysFirst();

@@ -9,6 +9,7 @@ import { isUnavailable } from '../db/health.postgres';
 import type { Mounted, Resource } from '../resource';
 import type { Dispatching, PostgresWebhooks } from '../webhooks';
 import type { Store, StoreConfig, StoreHooks } from './store';
+import { ConfigError } from '../config';
 
 /** Whether every PostgreSQL statement reads and writes inside the caller's tenant (issue 35): TENANT_CLAIM needs it. */
 export const ISOLATES_TENANTS = true;
@@ -33,6 +34,8 @@ export class PostgresStore implements Store {
   private migrated = false;
   private retry: NodeJS.Timeout | undefined;
   private closed = false;
+  // A resource refused the store as configured (plants: TENANT_DEFAULT missing): unready for good, one error line.
+  private refused = false;
   private readonly stopListening: Set<() => Promise<void>> = new Set();
 
   constructor(
@@ -68,6 +71,7 @@ export class PostgresStore implements Store {
       outbox: this.dispatcher?.outbox,
       events: config.events,
       idempotencyTtlMs: config.idempotencyTtlMs,
+      tenants: config.tenants,
       listen: (channel: string, wake: () => void) => {
         const stop = listenPostgres(this.options, channel, wake, logger);
         this.stopListening.add(stop);
@@ -121,7 +125,7 @@ export class PostgresStore implements Store {
   };
 
   readonly start = (): void => {
-    if (this.migrated || this.closed) return;
+    if (this.migrated || this.closed || this.refused) return;
     this.retry = setTimeout(() => {
       this.migrate().then(
         () => undefined,
@@ -143,8 +147,16 @@ export class PostgresStore implements Store {
 
   private async migrate(): Promise<void> {
     const applied = await migratePostgres(this.options, this.migrations);
-    // Each resource finishes what the migrations leave to it before it serves (plants: the search keys).
-    for (const { parts } of this.resources) await parts.markReady?.();
+    // Each resource finishes what the migrations leave to it before it serves (plants: the search keys), or
+    // refuses to serve this store as configured: then the process stays up and unready, saying why once.
+    try {
+      for (const { parts } of this.resources) await parts.markReady?.();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      this.refused = true;
+      this.logger.error({ database: redactUrl(this.options.url) }, err.message);
+      return;
+    }
     this.migrated = true;
     this.startDispatcher();
     this.logger.info({ database: redactUrl(this.options.url), applied }, 'database ready');

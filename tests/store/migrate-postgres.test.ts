@@ -21,7 +21,7 @@ describeWith('postgres', 'migrations on PostgreSQL', (server) => {
     const first = await migratePostgres(options(), migrations);
     const second = await migratePostgres(options(), migrations);
 
-    expect({ first, second }).toEqual({ first: ['001-create-plants.sql', '002-plants-by-tag.sql', '003-webhook-outbox.sql', '004-webhook-trace.sql', '005-plant-events.sql', '006-webhook-event-type.sql', '007-restore-marks.sql', '008-plants-write.sql', '009-plant-times-and-keys.sql', '010-plant-orders.sql', '011-plant-search.sql', '012-idempotency-keys.sql', '013-plant-name-covering.sql', '014-keyed-write-answers.sql'], second: [] });
+    expect({ first, second }).toEqual({ first: ['001-create-plants.sql', '002-plants-by-tag.sql', '003-webhook-outbox.sql', '004-webhook-trace.sql', '005-plant-events.sql', '006-webhook-event-type.sql', '007-restore-marks.sql', '008-plants-write.sql', '009-plant-times-and-keys.sql', '010-plant-orders.sql', '011-plant-search.sql', '012-idempotency-keys.sql', '013-plant-name-covering.sql', '014-keyed-write-answers.sql', '015-tenant-columns.sql', '016-tenant-indexes.sql', '017-tenant-keys.sql'], second: [] });
   });
 
   it('when an applied file was edited, then the run stops with a message naming it and applies nothing more', async () => {
