@@ -5,14 +5,6 @@ import { bodyOf, newEventId, traceColumn, traceOfColumn } from './event';
 import type { Backlog, OutboxEvent, OutboxStore, Settlement } from './outbox';
 
 /**
- * The tenant column of webhook_outbox (issue 35), the one place this file names it: each claim returns it for the
- * delivery's webhook-tenant header (the batch's write, plant.write.postgres.ts, inserts OutboxRow.tenant into it).
- * Migration 015 adds the column; until it does, every row reads as the shared tenant's ('').
- * At merge, with 015: `const TENANT_COLUMN = 'tenant' as string | undefined;`.
- */
-const TENANT_COLUMN = undefined as string | undefined;
-
-/**
  * The PostgreSQL outbox, shared by every replica. Events are written in the statement that applies a store's
  * batch, from the rows rowsOf answers (src/plants/plant.write.postgres.ts composes it). A claim moves next_attempt_at past a lease
  * in the same statement that picks the rows (FOR UPDATE SKIP LOCKED), so two replicas never attempt one event at
@@ -61,7 +53,7 @@ export class PostgresOutbox implements OutboxStore, Pick<ChangeOutboxRows, 'rows
          WHERE subscriber = $1 AND status = 'pending' AND next_attempt_at <= $2
          ORDER BY next_attempt_at, seq LIMIT $4
          FOR UPDATE SKIP LOCKED)
-       RETURNING seq, event_id, payload, event_type, attempts, created_at, trace_context, ${TENANT_COLUMN ?? "''::text"} AS tenant`,
+       RETURNING seq, event_id, payload, event_type, attempts, created_at, trace_context, tenant`,
       [subscriber, now, now + this.leaseMs, limit],
     );
     return rows.map((row) => ({
