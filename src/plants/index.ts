@@ -12,7 +12,7 @@ import { PlantFeed } from './plant.feed';
 import { PLANTS_TAG, plantPaths } from './plant.openapi';
 import type { PlantRepository } from './plant.repository';
 import { PostgresPlantRepository } from './plant.repository.postgres';
-import { SqlitePlantRepository } from './plant.repository.sqlite';
+import { refuseUnownedPlantsSqlite, SqlitePlantRepository } from './plant.repository.sqlite';
 import { BATCH_ALLOW, EVENTS_ALLOW, PLANT_ALLOW, PLANTS_ALLOW, plantRoutes } from './plant.routes';
 import { newPlantSchema, plantIdSchema, plantPatchSchema, plantSchema, putPlantSchema, storedPlantSchema } from './plant.schemas';
 import { PlantService } from './plant.service';
@@ -79,6 +79,7 @@ export const plants: Resource = {
   store: {
     sqlite: (context) => {
       const { db, health, logger, hooks, outbox, events } = context;
+      refuseUnownedPlantsSqlite(db, context.tenants);
       const repository = new SqlitePlantRepository(db, logger, health, hooks.observer, outbox);
       return partsOver(repository, new PlantFeed(repository, repository.changes, events, logger, hooks.feedObserver), sqliteIdempotencyKeys(db), context);
     },

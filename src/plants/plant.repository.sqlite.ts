@@ -18,6 +18,7 @@ import type { BatchOutcome, ChangeContext, FoundPlant, KeepAnswer, PlantReposito
 import type { PlantListQuery } from './plant.list-query';
 import { SqlitePlantList } from './plant.list.sqlite';
 import { ignoreStore, type StoreObserver } from '../observers';
+import { ConfigError, type TenantsConfig } from '../config';
 
 // A plant as JSON text, written by SQLite: plantJson's bytes (plant.json.ts), with no row object per plant.
 const PLANT_JSON = plantJsonSqlite();
@@ -225,4 +226,16 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
     });
     if (this.positions.last !== firstPos) for (const wake of this.listeners) wake();
   }
+}
+
+/**
+ * Tenants on over a file that holds plants of the shared tenant (stored before tenants were turned on): only
+ * TENANT_DEFAULT says whose they are, so without it the start is refused rather than leave them to no one.
+ */
+export function refuseUnownedPlantsSqlite(db: Db, tenants: TenantsConfig | undefined): void {
+  if (tenants === undefined || tenants.defaultName !== undefined) return;
+  if (db.prepare("SELECT 1 FROM plants WHERE tenant = '' LIMIT 1").get() === undefined) return;
+  throw new ConfigError(
+    'TENANT_DEFAULT: this store holds plants stored before tenants were turned on; set TENANT_DEFAULT to the name of the tenant that keeps them',
+  );
 }

@@ -2,7 +2,6 @@
  * The SQLite store: one file, opened and migrated before the repository prepares its statements, with the
  * webhook outbox on the same connection so a change and its events share one commit.
  */
-import { ConfigError } from '../config';
 import { openDatabase, type Db } from '../db/database.sqlite';
 import { isMigrated, loadMigrations, migrate, type Migration } from '../db/migrate.sqlite';
 import { refuseLostStore, SqliteHealth } from '../db/health.sqlite';
@@ -15,18 +14,6 @@ import type { Store, StoreConfig, StoreHooks } from './store';
  * TENANT_CLAIM needs it.
  */
 export const ISOLATES_TENANTS = true;
-
-/**
- * Tenants on over a store that holds plants of the shared tenant (stored before tenants were turned on): only
- * TENANT_DEFAULT says whose they are, so without it the start is refused rather than leave them to no one.
- */
-function refuseUnownedPlants(db: Db, config: Pick<StoreConfig, 'tenants'>): void {
-  if (config.tenants === undefined || config.tenants.defaultName !== undefined) return;
-  if (db.prepare("SELECT 1 FROM plants WHERE tenant = '' LIMIT 1").get() === undefined) return;
-  throw new ConfigError(
-    'TENANT_DEFAULT: this store holds plants stored before tenants were turned on; set TENANT_DEFAULT to the name of the tenant that keeps them',
-  );
-}
 
 /**
  * The store's parts over an open, migrated database: each resource's parts (its repository with the
@@ -56,7 +43,7 @@ export function sqliteParts(
           },
         );
   /* eslint-enable @typescript-eslint/no-require-imports */
-  const context = { db, health, logger, hooks, outbox: webhooks?.outbox, events: config.events, idempotencyTtlMs: config.idempotencyTtlMs };
+  const context = { db, health, logger, hooks, outbox: webhooks?.outbox, events: config.events, idempotencyTtlMs: config.idempotencyTtlMs, tenants: config.tenants };
   return {
     resources: resources.map((resource) => ({ resource, parts: resource.store.sqlite(context) })),
     readiness: () =>
@@ -76,14 +63,14 @@ export function createSqliteStore(file: string, config: StoreConfig, logger: Log
   const migrations = loadMigrations();
   // Before the repositories: they prepare their statements against the migrated schema.
   const applied = migrate(db, migrations);
+  logger.info({ database: file, applied }, 'database ready');
   try {
-    refuseUnownedPlants(db, config);
+    return sqliteStoreOver(db, migrations, config, logger, resources, hooks);
   } catch (error) {
+    // A resource refused the file (tenants on over rows no tenant owns): the start fails with the file closed.
     db.close();
     throw error;
   }
-  logger.info({ database: file, applied }, 'database ready');
-  return sqliteStoreOver(db, migrations, config, logger, resources, hooks);
 }
 
 /** The store over a database already open and migrated; its close closes that connection. */

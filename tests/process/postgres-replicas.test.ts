@@ -22,7 +22,7 @@ describeWith('postgres', 'several replicas on one PostgreSQL database', (server)
     const recorded = queryJson<string[]>(replicas.url, 'SELECT json_agg(name ORDER BY name) FROM schema_migrations');
 
     expect(ready).toEqual([200, 200, 200]);
-    expect(recorded).toEqual(['001-create-plants.sql', '002-plants-by-tag.sql', '003-webhook-outbox.sql', '004-webhook-trace.sql', '005-plant-events.sql', '006-webhook-event-type.sql', '007-restore-marks.sql', '008-plants-write.sql', '009-plant-times-and-keys.sql', '010-plant-orders.sql', '011-plant-search.sql', '012-idempotency-keys.sql', '013-plant-name-covering.sql', '014-keyed-write-answers.sql']);
+    expect(recorded).toEqual(['001-create-plants.sql', '002-plants-by-tag.sql', '003-webhook-outbox.sql', '004-webhook-trace.sql', '005-plant-events.sql', '006-webhook-event-type.sql', '007-restore-marks.sql', '008-plants-write.sql', '009-plant-times-and-keys.sql', '010-plant-orders.sql', '011-plant-search.sql', '012-idempotency-keys.sql', '013-plant-name-covering.sql', '014-keyed-write-answers.sql', '015-tenant-columns.sql', '016-tenant-indexes.sql', '017-tenant-keys.sql']);
     expect(applied.flat().sort()).toEqual(recorded);
     expect(applied.filter((names) => names.length === 0)).toHaveLength(2);
   });
