@@ -4,10 +4,18 @@
 // replica of the previous version reads a plant by id and writes a plant (009's plants_write) in a loop, each on
 // its own connection. Prints each file's duration and the longest wait of a read and of a write during it.
 //
-//   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node --require tsx/cjs bench/tenants.migrate.postgres.ts
+//   npm run build && BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node --require tsx/cjs bench/tenants.migrate.postgres.ts
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { loadPostgresMigrations, migratePostgres } from '../src/db/migrate.postgres';
+// The service's own runner, built (dist/), as bench/tenants.migrate.sqlite.ts takes SQLite's: the bench compiles bench/ alone.
+/* eslint-disable @typescript-eslint/no-require-imports */
+type Migration = { name: string };
+type Options = { url: string; poolSize: number; statementTimeoutMs: number; connectTimeoutMs: number };
+const { loadPostgresMigrations, migratePostgres } = require('../dist/db/migrate.postgres') as {
+  loadPostgresMigrations: () => Migration[];
+  migratePostgres: (options: Options, migrations: readonly Migration[]) => Promise<string[]>;
+};
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const STORED = Number(process.env.BENCH_STORED ?? 1_000_000);

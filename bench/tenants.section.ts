@@ -142,10 +142,15 @@ export async function tenantsSection(): Promise<SectionResult> {
     console.error(line);
     return { lines: [title, '', line, ''], failed: 0 };
   }
-  const r1 = await instructionsOnOff();
-  const r2 = await manyTenants({ env: tenantsOn([`${ADMIN} plants:read plants:write plants:admin tenant=${DEFAULT_TENANT}`]), token: ADMIN, defaultTenant: DEFAULT_TENANT });
-  const r3 = await streamsOfAnotherTenant();
-  const r5 = await foreignAgainstAbsent();
+  // BENCH_TENANTS_PARTS (e.g. `r1` or `r2,r3,r5`) runs some rows only: R1 counts instructions, which load does not
+  // move, and can run beside other work; the others want a quiet machine.
+  const parts = new Set((process.env.BENCH_TENANTS_PARTS ?? 'r1,r2,r3,r5').split(','));
+  const skipped = { lines: ['(not run: BENCH_TENANTS_PARTS)'], failed: 0 };
+  const r1 = parts.has('r1') ? await instructionsOnOff() : skipped;
+  const r2 = parts.has('r2') ? await manyTenants({ env: tenantsOn([`${ADMIN} plants:read plants:write plants:admin tenant=${DEFAULT_TENANT}`]), token: ADMIN, defaultTenant: DEFAULT_TENANT }) : skipped;
+  const r3 = parts.has('r3') ? await streamsOfAnotherTenant() : { ...skipped, runs: { none: [], streams: [] } };
+  const r5 = parts.has('r5') ? await foreignAgainstAbsent() : skipped;
+  const rss = r3.runs.streams.length === 0 ? '' : `(stream RSS, median: ${f1(median(r3.runs.streams.map((run) => run.peakRssMiB)))} MiB)`;
   const lines = [
     title,
     '',
@@ -161,7 +166,7 @@ export async function tenantsSection(): Promise<SectionResult> {
     '',
     ...TABLE_HEAD,
     ...r3.lines,
-    `(stream RSS, median: ${f1(median(r3.runs.streams.map((run) => run.peakRssMiB)))} MiB)`,
+    rss,
     '',
     '### R5 GET of another tenant\'s id against an absent id: 20,000 interleaved requests on one keep-alive connection',
     '',
