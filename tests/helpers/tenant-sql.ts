@@ -16,7 +16,8 @@ export const UNCHECKED = '/* unchecked: test */';
 
 export type Allowed = { name: string; pattern: RegExp; reason: string; routes?: boolean };
 
-// Patterns match the statement with comments gone and whitespace collapsed to single spaces. `routes`: it returns
+// Patterns match the statement as tenantProblems reads it: comments gone, every string literal emptied to '', and
+// whitespace collapsed to single spaces. `routes`: it returns
 // rows the service sends on to one tenant's streams or subscribers, so it must select `tenant`.
 const P = String.raw`(?:\?|\$\d+)`;
 export const ALLOWED: readonly Allowed[] = [
@@ -25,13 +26,13 @@ export const ALLOWED: readonly Allowed[] = [
   { name: 'feed bounds', pattern: /^SELECT \(SELECT min\(pos\) FROM plant_events\) AS oldest, \(SELECT last_pos FROM plant_event_counter\) AS last,/i, reason: 'positions are store-wide (oldest, last, restore gaps)' },
   { name: 'event pruning by age', pattern: new RegExp(String.raw`^DELETE FROM plant_events WHERE pos IN \(SELECT pos FROM plant_events ORDER BY pos LIMIT ${P}\) AND at < ${P}$`, 'i'), reason: 'retention is by age, the same for every tenant' },
   { name: 'key pruning by expiry', pattern: new RegExp(String.raw`^DELETE FROM idempotency_keys WHERE .+ IN \(SELECT .+ FROM idempotency_keys WHERE expires_at <= .+ LIMIT ${P}( FOR UPDATE SKIP LOCKED)?\)$`, 'i'), reason: 'an expired key is expired in every tenant' },
-  { name: 'outbox dispatch (SQLite due)', pattern: new RegExp(String.raw`^SELECT .+ FROM webhook_outbox WHERE subscriber = ${P} AND status = 'pending' AND next_attempt_at <= ${P}`, 'i'), reason: 'the dispatcher delivers every tenant by subscriber and seq; the delivery names its tenant', routes: true },
-  { name: 'outbox dispatch (PostgreSQL claim)', pattern: new RegExp(String.raw`^UPDATE webhook_outbox SET next_attempt_at = ${P} WHERE seq IN \(SELECT seq FROM webhook_outbox WHERE subscriber = ${P} AND status = 'pending'`, 'i'), reason: 'the dispatcher claims every tenant by subscriber and seq; the delivery names its tenant', routes: true },
+  { name: 'outbox dispatch (SQLite due)', pattern: new RegExp(String.raw`^SELECT .+ FROM webhook_outbox WHERE subscriber = ${P} AND status = '' AND next_attempt_at <= ${P}`, 'i'), reason: 'the dispatcher delivers every tenant by subscriber and seq; the delivery names its tenant', routes: true },
+  { name: 'outbox dispatch (PostgreSQL claim)', pattern: new RegExp(String.raw`^UPDATE webhook_outbox SET next_attempt_at = ${P} WHERE seq IN \(SELECT seq FROM webhook_outbox WHERE subscriber = ${P} AND status = ''`, 'i'), reason: 'the dispatcher claims every tenant by subscriber and seq; the delivery names its tenant', routes: true },
   { name: 'outbox settle by seq', pattern: new RegExp(String.raw`^UPDATE webhook_outbox (AS o )?SET status = .+ WHERE (o\.)?seq = (${P}|s\.seq)$`, 'i'), reason: 'an outcome is written to the row the dispatcher claimed, by its seq' },
-  { name: 'outbox release by seq', pattern: new RegExp(String.raw`^UPDATE webhook_outbox SET next_attempt_at = ${P} WHERE seq = ANY\(${P}::bigint\[\]\) AND status = 'pending'$`, 'i'), reason: 'claimed rows handed back at shutdown, by seq' },
-  { name: 'outbox pruning by age', pattern: new RegExp(String.raw`^DELETE FROM webhook_outbox WHERE seq IN \(SELECT seq FROM webhook_outbox WHERE status <> 'pending' AND updated_at < ${P} LIMIT 1000\)$`, 'i'), reason: 'retention is by age for every tenant' },
-  { name: 'outbox backlog', pattern: /^SELECT count\(\*\)(::int)? AS (n|events), min\(created_at\) AS oldest FROM webhook_outbox WHERE status = 'pending'$/i, reason: 'a metric of the whole outbox' },
-  { name: 'outbox retire', pattern: /^UPDATE webhook_outbox SET status = 'failed', updated_at = .+ WHERE status = 'pending' AND /i, reason: 'a subscriber no longer configured is gone for every tenant' },
+  { name: 'outbox release by seq', pattern: new RegExp(String.raw`^UPDATE webhook_outbox SET next_attempt_at = ${P} WHERE seq = ANY\(${P}::bigint\[\]\) AND status = ''$`, 'i'), reason: 'claimed rows handed back at shutdown, by seq' },
+  { name: 'outbox pruning by age', pattern: new RegExp(String.raw`^DELETE FROM webhook_outbox WHERE seq IN \(SELECT seq FROM webhook_outbox WHERE status <> '' AND updated_at < ${P} LIMIT 1000\)$`, 'i'), reason: 'retention is by age for every tenant' },
+  { name: 'outbox backlog', pattern: /^SELECT count\(\*\)(::int)? AS (n|events), min\(created_at\) AS oldest FROM webhook_outbox WHERE status = ''$/i, reason: 'a metric of the whole outbox' },
+  { name: 'outbox retire', pattern: /^UPDATE webhook_outbox SET status = '', updated_at = .+ WHERE status = '' AND /i, reason: 'a subscriber no longer configured is gone for every tenant' },
   { name: 'count of every plant', pattern: /^SELECT count\(\*\)( AS \w+)? FROM plants$/i, reason: 'export, import and backup sidecars count the whole store' },
   { name: 'export of every tenant', pattern: new RegExp(String.raw`^SELECT .+ FROM plants( WHERE \(tenant, id\) > \(${P}, ${P}\))? ORDER BY tenant, id LIMIT ${P}$`, 'i'), reason: 'export carries every tenant, in (tenant, id) order, each line with its tenant', routes: true },
   { name: 'search-key backfill scan', pattern: new RegExp(String.raw`^SELECT .+ FROM plants WHERE name_key IS NULL( ORDER BY (tenant, )?id)? LIMIT ${P}$`, 'i'), reason: 'keys missing after a migration are filled for every tenant; the fill names the row by (tenant, id)', routes: true },
@@ -132,7 +133,8 @@ function statementProblems(statement: string): string[] {
   if (DDL.test(statement)) return [];
   const allowed = ALLOWED.find(({ pattern }) => pattern.test(statement));
   if (allowed !== undefined) {
-    const selectsTenant = /\bSELECT\b.*\btenant\b.*\bFROM\b|\bRETURNING\b.*\btenant\b/i.test(statement);
+    // A column, not a constant named tenant ('' AS tenant): in the select list or RETURNING.
+    const selectsTenant = /\bSELECT\b.*(?<!\bAS\s+)(?<![\w.])(\w+\.)?tenant\b.*\bFROM\b|\bRETURNING\b.*(?<!\bAS\s+)(?<![\w.])(\w+\.)?tenant\b/i.test(statement);
     return allowed.routes === true && !selectsTenant ? [`${allowed.name}: returns rows to route but does not select tenant`] : [];
   }
   const groups = parenGroups(statement);

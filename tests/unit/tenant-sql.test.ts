@@ -40,6 +40,7 @@ describe('tenantProblems: statements that carry the tenant', () => {
     ['a statement a test marks', '/* unchecked: test */ SELECT id FROM plants'],
     ['a global statement with its reason', 'DELETE FROM plant_events WHERE pos IN (SELECT pos FROM plant_events ORDER BY pos LIMIT ?) AND at < ?'],
     ['a global statement that routes and selects tenant', 'SELECT pos, tenant, kind FROM plant_events WHERE pos > $1 ORDER BY pos LIMIT $2'],
+    ['a routed claim returning the tenant', "UPDATE webhook_outbox SET next_attempt_at = $3 WHERE seq IN (SELECT seq FROM webhook_outbox WHERE subscriber = $1 AND status = 'pending' AND next_attempt_at <= $2 LIMIT $4 FOR UPDATE SKIP LOCKED) RETURNING seq, tenant"],
   ])('%s passes', (_what, sql) => {
     expect(tenantProblems(sql)).toEqual([]);
   });
@@ -63,6 +64,8 @@ describe('tenantProblems: planted mistakes', () => {
     ['a comma-joined table', 'SELECT w.id FROM unnest($1::bigint[]) AS w(id), plants p WHERE p.id = w.id'],
     ['a condition not equal to the tenant', 'SELECT id FROM plants WHERE tenant <> ? AND id = ?'],
     ['a routed global read that does not select tenant', 'SELECT pos, kind FROM plant_events WHERE pos > ? ORDER BY pos LIMIT ?'],
+    ['a routed global read that names a constant tenant', "SELECT pos, kind, '' AS tenant FROM plant_events WHERE pos > ? ORDER BY pos LIMIT ?"],
+    ['a routed claim that returns a constant tenant', "UPDATE webhook_outbox SET next_attempt_at = $3 WHERE seq IN (SELECT seq FROM webhook_outbox WHERE subscriber = $1 AND status = 'pending' AND next_attempt_at <= $2 LIMIT $4 FOR UPDATE SKIP LOCKED) RETURNING seq, ''::text AS tenant"],
   ])('%s is caught', (_what, sql) => {
     expect(tenantProblems(sql)).not.toEqual([]);
   });
