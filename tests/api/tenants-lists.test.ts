@@ -62,8 +62,13 @@ describeTenants('GET /plants in two tenants sharing ids, tags and names', () => 
     for (const caller of ['alice', 'bob'] as const) listed.set(caller, (await app.request.get('/plants?limit=100').set(as(caller))).body as Listed[]);
   });
 
-  const expected = (caller: Caller, sort: (typeof SORTS)[number], keep: (plant: Plant) => boolean): Plant[] =>
-    inOrder((listed.get(caller) ?? []).filter(keep), sort).map(({ id, name, tag }) => ({ id, name, ...(tag === undefined ? {} : { tag }) }));
+  // The tenant's own plants as created, each with the times its first list gave it (the order of the time sorts).
+  const expected = (caller: Caller, sort: (typeof SORTS)[number], keep: (plant: Plant) => boolean): Plant[] => {
+    const timed = plantsOf(caller)
+      .filter(keep)
+      .map((plant) => ({ ...(listed.get(caller) ?? []).find(({ id, name }) => id === plant.id && name === plant.name), ...plant }) as Listed);
+    return inOrder(timed, sort).map(({ id, name, tag }) => ({ id, name, ...(tag === undefined ? {} : { tag }) }));
+  };
 
   it('when each lists everything, then each gets exactly their own plants (the store holds both)', () => {
     expect([listed.get('alice')?.map(({ name }) => name), listed.get('bob')?.map(({ name }) => name)]).toEqual([
