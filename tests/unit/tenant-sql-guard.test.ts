@@ -26,18 +26,24 @@ afterEach(() => {
   delete process.env.TENANT_SQL_GUARD;
 });
 
-/** Builds the repository under the guard (on, or as the environment says), the error it threw or undefined. */
-function build(guard: 'on' | 'off'): Error | undefined {
+/**
+ * Builds the repository under the guard, on or off, the error it threw or undefined. `planted`: the mistake is made
+ * in the source the guard is handed, as a mistake in the store's code would be.
+ */
+function build(guard: 'on' | 'off', planted = false): Error | undefined {
   process.env.TENANT_SQL_GUARD = guard;
   try {
-    guardSqlite(db, () => new SqlitePlantRepository(db, logger, new SqliteHealth(db, logger, 2000)));
+    guardSqlite(db, () => {
+      if (planted) plantByIdMistake();
+      return new SqlitePlantRepository(db, logger, new SqliteHealth(db, logger, 2000));
+    });
     return undefined;
   } catch (error) {
     return error as Error;
   }
 }
 
-/** From now on, `db` prepares the read by id without its tenant condition: the mistake a refactoring could make. */
+/** From now on, the read by id reaches prepare without its tenant condition: the mistake a refactoring could make. */
 function plantByIdMistake(): void {
   const prepare = db.prepare.bind(db);
   db.prepare = ((source: string) => prepare(/ AS json, version FROM plants /.test(source) ? source.replace(/\btenant = \? AND /, '') : source));
@@ -45,9 +51,7 @@ function plantByIdMistake(): void {
 
 describe('the guard on SQLite', () => {
   it('when it is off, then every statement is prepared unchecked', () => {
-    plantByIdMistake();
-
-    expect(build('off')).toBeUndefined();
+    expect(build('off', true)).toBeUndefined();
   });
 
   it(`when it is on, then the store's own statements pass exactly when store.sqlite.ts says they carry the tenant (ISOLATES_TENANTS = ${SQLITE_ISOLATES})`, () => {
@@ -58,9 +62,7 @@ describe('the guard on SQLite', () => {
   });
 
   (SQLITE_ISOLATES ? it : it.skip)('when the read by id lost its tenant condition, then the build is refused naming that statement', () => {
-    plantByIdMistake();
-
-    const refused = build('on');
+    const refused = build('on', true);
 
     expect(refused?.name).toBe('TenantSqlError');
     expect(refused?.message).toMatch(/plants read or written without a tenant condition/);
