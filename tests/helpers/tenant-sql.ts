@@ -16,8 +16,8 @@ export const UNCHECKED = '/* unchecked: test */';
 
 export type Allowed = { name: string; pattern: RegExp; reason: string; routes?: boolean };
 
-// Patterns match the statement as tenantProblems reads it: comments gone, every string literal emptied to '', and
-// whitespace collapsed to single spaces. `routes`: it returns
+// Patterns match the statement as tenantProblems reads it: comments gone, every string literal emptied to '',
+// whitespace collapsed to single spaces, none just inside parentheses. `routes`: it returns
 // rows the service sends on to one tenant's streams or subscribers, so it must select `tenant`.
 const P = String.raw`(?:\?|\$\d+)`;
 export const ALLOWED: readonly Allowed[] = [
@@ -60,7 +60,7 @@ export function assertTenantSql(sql: string): void {
   if (problems.length > 0) throw new TenantSqlError(sql, problems);
 }
 
-const squeeze = (text: string): string => text.replace(/\s+/g, ' ').trim();
+const squeeze = (text: string): string => text.replace(/\s+/g, ' ').replace(/\( /g, '(').replace(/ \)/g, ')').trim();
 
 /**
  * Comments out, string literals emptied (`''`), quoted identifiers kept, dollar-quoted bodies taken out and

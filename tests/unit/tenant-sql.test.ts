@@ -40,7 +40,7 @@ describe('tenantProblems: statements that carry the tenant', () => {
     ['a statement a test marks', '/* unchecked: test */ SELECT id FROM plants'],
     ['a global statement with its reason', 'DELETE FROM plant_events WHERE pos IN (SELECT pos FROM plant_events ORDER BY pos LIMIT ?) AND at < ?'],
     ['a global statement that routes and selects tenant', 'SELECT pos, tenant, kind FROM plant_events WHERE pos > $1 ORDER BY pos LIMIT $2'],
-    ['a routed claim returning the tenant', "UPDATE webhook_outbox SET next_attempt_at = $3 WHERE seq IN (SELECT seq FROM webhook_outbox WHERE subscriber = $1 AND status = 'pending' AND next_attempt_at <= $2 LIMIT $4 FOR UPDATE SKIP LOCKED) RETURNING seq, tenant"],
+    ['a routed claim returning the tenant, over several lines', "UPDATE webhook_outbox SET next_attempt_at = $3\n  WHERE seq IN (\n    SELECT seq FROM webhook_outbox\n    WHERE subscriber = $1 AND status = 'pending' AND next_attempt_at <= $2\n    LIMIT $4 FOR UPDATE SKIP LOCKED)\n  RETURNING seq, tenant"],
   ])('%s passes', (_what, sql) => {
     expect(tenantProblems(sql)).toEqual([]);
   });
