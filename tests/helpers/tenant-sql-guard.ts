@@ -10,6 +10,8 @@ import type { Db } from '../../src/db/database.sqlite';
 import type { Store } from '../../src/store';
 import { assertTenantSql } from './tenant-sql';
 
+// Once both stores' SQL carries the tenant (ISOLATES_TENANTS true on both), on unless TENANT_SQL_GUARD=off:
+// `process.env.TENANT_SQL_GUARD !== 'off'`.
 export const tenantSqlGuardOn = (): boolean => process.env.TENANT_SQL_GUARD === 'on';
 
 type Prepare = Db['prepare'];
