@@ -8,10 +8,12 @@ import { openDatabase, type Db } from '../../src/db/database.sqlite';
 import { loadMigrations, migrate } from '../../src/db/migrate.sqlite';
 import type { Lifecycle } from '../../src/lifecycle';
 import { loadServiceConfig, startService, type Service } from '../../src/service';
+import { createStore } from '../../src/store';
 import { sqliteStoreOver } from '../../src/store/store.sqlite';
 import { captureLogs, type LogLine } from './common';
 import { freePort } from './ports';
 import { adminUrl, createTestDatabase, outboxRows, plantRows, runSql, type OutboxRow } from './postgres';
+import { guardPostgres, guardSqlite } from './tenant-sql-guard';
 
 export const TOKEN = 'test-token-0123456789abcdefghijklmnopqrstuvwxyz';
 export const OTHER_TOKEN = 'other-token-0123456789abcdefghijklmnopqrstuvwxyz';
@@ -88,8 +90,9 @@ export async function startTestApp(
 
   const { rawLogs, logs, logger } = captureLogs(config);
   // The app's own connection, so a test can reach it (app.db); the service closes it at the end of its drain.
+  // Under TENANT_SQL_GUARD=on every statement the store prepares must carry the tenant (./tenant-sql-guard).
   const service = await startService(config, logger, {
-    store: (hooks, resources) => sqliteStoreOver(db, migrations, config, logger, resources, hooks),
+    store: (hooks, resources) => guardSqlite(db, () => sqliteStoreOver(db, migrations, config, logger, resources, hooks)),
   });
   const inspectors: Database.Database[] = [];
 
@@ -126,7 +129,7 @@ async function startPostgresTestApp(env: Record<string, string>): Promise<TestAp
   const { rawLogs, logs, logger } = captureLogs(config);
   let service: Service;
   try {
-    service = await startService(config, logger);
+    service = await startService(config, logger, { store: (hooks, resources) => guardPostgres(createStore(config, logger, resources, hooks)) });
   } catch (error) {
     await database.drop();
     throw error;
