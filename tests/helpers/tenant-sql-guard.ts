@@ -10,9 +10,8 @@ import type { Db } from '../../src/db/database.sqlite';
 import type { Store } from '../../src/store';
 import { assertTenantSql } from './tenant-sql';
 
-// Once both stores' SQL carries the tenant (ISOLATES_TENANTS true on both), on unless TENANT_SQL_GUARD=off:
-// `process.env.TENANT_SQL_GUARD !== 'off'`.
-export const tenantSqlGuardOn = (): boolean => process.env.TENANT_SQL_GUARD === 'on';
+// On: both stores' SQL carries the tenant. TENANT_SQL_GUARD=off shows what the HTTP suites alone would catch.
+export const tenantSqlGuardOn = (): boolean => process.env.TENANT_SQL_GUARD !== 'off';
 
 type Prepare = Db['prepare'];
 
