@@ -117,7 +117,7 @@ export function buildOpenApiDocument(resources: readonly Resource[]): JsonSchema
           scheme: 'bearer',
           bearerFormat: 'JWT',
           description:
-            `A JWT access token from the identity provider (AUTH_JWKS_URL), whose \`scope\` or \`scp\` claim grants ${resources.flatMap((resource) => resource.scopes).join(' and/or ')}; or a static token (AUTH_TOKENS, AUTH_TOKENS_FILE) with the scopes its line lists. Each operation lists the scope it needs.`,
+            `A JWT access token from the identity provider (AUTH_JWKS_URL), whose \`scope\` or \`scp\` claim grants ${resources.flatMap((resource) => resource.scopes).join(' and/or ')}; or a static token (AUTH_TOKENS, AUTH_TOKENS_FILE) with the scopes its line lists. Each operation lists the scope it needs. With tenants on (TENANT_CLAIM), the credential also names the tenant every operation acts in (the JWT claim TENANT_CLAIM names, or the token line's tenant=): what another tenant stores is absent to it, as if it did not exist (docs/auth.md, Tenants).`,
         },
       },
       schemas: componentSchemas(resources),
