@@ -1,4 +1,4 @@
-// The tenants' migrations on PostgreSQL at size (issue 35, R4 of docs/proposals/tenants.md): a store of the version
+// The tenants' migrations on PostgreSQL at size (issue 35, R4 of docs/performance/tenants.md): a store of the version
 // before tenants with BENCH_STORED plants (1,000,000), as many events and 100,000 idempotency keys, then
 // migrations/postgres/015, 016 and 017 applied one file at a time as a starting replica applies them, while a
 // replica of the previous version reads a plant by id and writes a plant (009's plants_write) in a loop, each on

@@ -1,5 +1,5 @@
 /**
- * The guard of docs/proposals/tenants.md §4: every statement a test app's store prepares (SQLite) or sends
+ * The guard of docs/decisions/tests.md ("Tenants: every statement carries the tenant"): every statement a test app's store prepares (SQLite) or sends
  * (PostgreSQL) goes through tenantProblems first, and one that does not carry the tenant throws TenantSqlError
  * naming it, so the whole API suite on both stores is the inventory of statements. On with TENANT_SQL_GUARD=on
  * (off by default until both stores' SQL carries the tenant); a test's own SQL is marked `/* unchecked: test *\/`.

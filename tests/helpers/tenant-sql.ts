@@ -1,5 +1,5 @@
 /**
- * "Every statement carries the tenant" (issue 35, docs/proposals/tenants.md §4): `tenantProblems(sql)` reads a
+ * "Every statement carries the tenant" (issue 35, docs/decisions/tests.md): `tenantProblems(sql)` reads a
  * statement (or several, or a function body) and names each reference to a tenant table that its own (sub)query
  * does not confine to one tenant. A reference is FROM, JOIN, INTO, UPDATE (DELETE FROM included) or a comma in a
  * FROM list naming plants, plant_events, idempotency_keys or webhook_outbox, with its alias. It passes when that

@@ -6,7 +6,7 @@ import { SORTS } from '../../src/plants/plant.schemas';
 import { ISOLATES_TENANTS as POSTGRES_ISOLATES } from '../../src/store/store.postgres';
 import { ALLOWED, tenantProblems } from '../helpers/tenant-sql';
 
-// Statements as the stores write them once they carry the tenant (docs/proposals/tenants.md §3), each clean.
+// Statements as the stores write them once they carry the tenant (docs/decisions/tests.md, Tenants), each clean.
 const LIST = 'SELECT id, name, tag FROM plants WHERE tenant = $1 AND tag = $2 AND (name_key, name COLLATE "C", id) > ($3, $4, $5) ORDER BY name_key, name COLLATE "C", id LIMIT $6';
 const COUNTED =
   'WITH page AS (SELECT id, name FROM plants WHERE tenant = $1 AND tag = $2 ORDER BY tag, id LIMIT $3) ' +
