@@ -39,7 +39,8 @@ for image in "$BASE_IMAGE" "$NGINX_IMAGE" localhost/plant-store:local; do
 done
 
 step "compose stack: the example app at /, the service at /api/ (the proxy image builds the app)"
-printf '%s\n' "$TOKEN" > docker/auth_tokens.smoke-web
+# Tenants are on (TENANT_CLAIM: sub): the token line names its tenant, alice's, where the users' JWTs name theirs.
+printf '%s tenant=alice\n' "$TOKEN" > docker/auth_tokens.smoke-web
 touch docker/.smoke-web-up
 started=$SECONDS
 # Built here every run: podman-compose builds an image only when it is missing, and one left by an earlier run
