@@ -39,7 +39,8 @@ for image in "$BASE_IMAGE" "$NGINX_IMAGE" localhost/plant-store:local; do
 done
 
 step "compose stack: the example app at /, the service at /api/ (the proxy image builds the app)"
-printf '%s\n' "$TOKEN" > docker/auth_tokens.smoke-web
+# Tenants are on (TENANT_CLAIM: sub): the token line names its tenant, alice's, where the users' JWTs name theirs.
+printf '%s tenant=alice\n' "$TOKEN" > docker/auth_tokens.smoke-web
 touch docker/.smoke-web-up
 started=$SECONDS
 # Built here every run: podman-compose builds an image only when it is missing, and one left by an earlier run
@@ -91,28 +92,54 @@ step "sign in with the demo identity provider at /idp/ (code flow with PKCE, as 
 grep -q '/idp' "$work/app.js" || fail "the app was not built to sign in at /idp (VITE_OIDC_ISSUER)"
 # The provider's issuer is http://localhost:<port>/idp (docker/compose.yaml): asked under that name, on 127.0.0.1.
 site="http://localhost:$PROXY_PORT"
-at=(--resolve "localhost:$PROXY_PORT:127.0.0.1" -c "$work/cookies" -b "$work/cookies")
-verifier=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
-challenge=$(node -e 'process.stdout.write(require("crypto").createHash("sha256").update(process.argv[1]).digest("base64url"))' "$verifier")
-next=$(curl -sS "${at[@]}" -o /dev/null -w '%{redirect_url}' \
-  "$site/idp/auth?client_id=plant-store-web&response_type=code&scope=openid%20plants%3Aread%20plants%3Awrite&redirect_uri=http%3A%2F%2Flocalhost%3A$PROXY_PORT%2F&state=smoke&code_challenge=$challenge&code_challenge_method=S256")
-case "$next" in "$site/idp/interaction/"*) ;; *) compose logs >&2 || true; fail "the authorization request led to '$next', not the provider's sign-in page" ;; esac
-status=$(curl -sS "${at[@]}" -D "$work/login.headers" -o "$work/login.html" -w '%{http_code}' "$next")
-[ "$status" = 200 ] && grep -q 'id="idp-login"' "$work/login.html" || fail "the sign-in page answered $status"
-tr -d '\r' < "$work/login.headers" | grep -qi "^content-security-policy: default-src 'none'; form-action 'self'" || fail "the sign-in page has no strict policy"
-next=$(curl -sS "${at[@]}" -o /dev/null -w '%{redirect_url}' -d username=alice -d password=plants "$next/login")
-next=$(curl -sS "${at[@]}" -o /dev/null -w '%{redirect_url}' "$next")
-code=$(printf '%s' "$next" | sed -n 's/.*[?&]code=\([^&]*\).*/\1/p')
-case "$next" in "$site/?"*) ;; *) code= ;; esac
-[ -n "$code" ] || fail "signing in as alice came back to '$next', not the app with a code"
-curl -sS "${at[@]}" -o "$work/tokens.json" -d grant_type=authorization_code -d client_id=plant-store-web \
-  --data-urlencode "redirect_uri=$site/" --data-urlencode "code=$code" -d "code_verifier=$verifier" "$site/idp/token"
-token=$(sed -n 's/.*"access_token":"\([^"]*\)".*/\1/p' "$work/tokens.json")
-[ -n "$token" ] || fail "the token endpoint gave no access token: $(cat "$work/tokens.json")"
+# Prints the access token of a user signed in through the provider's page, as the app does (code flow, PKCE).
+sign_in() {
+  local user=$1 verifier challenge next status code
+  local at=(--resolve "localhost:$PROXY_PORT:127.0.0.1" -c "$work/cookies.$user" -b "$work/cookies.$user")
+  verifier=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+  challenge=$(node -e 'process.stdout.write(require("crypto").createHash("sha256").update(process.argv[1]).digest("base64url"))' "$verifier")
+  next=$(curl -sS "${at[@]}" -o /dev/null -w '%{redirect_url}' \
+    "$site/idp/auth?client_id=plant-store-web&response_type=code&scope=openid%20plants%3Aread%20plants%3Awrite&redirect_uri=http%3A%2F%2Flocalhost%3A$PROXY_PORT%2F&state=smoke&code_challenge=$challenge&code_challenge_method=S256")
+  case "$next" in "$site/idp/interaction/"*) ;; *) compose logs >&2 || true; fail "the authorization request led to '$next', not the provider's sign-in page" ;; esac
+  status=$(curl -sS "${at[@]}" -D "$work/login.headers" -o "$work/login.html" -w '%{http_code}' "$next")
+  [ "$status" = 200 ] && grep -q 'id="idp-login"' "$work/login.html" || fail "the sign-in page answered $status"
+  tr -d '\r' < "$work/login.headers" | grep -qi "^content-security-policy: default-src 'none'; form-action 'self'" || fail "the sign-in page has no strict policy"
+  next=$(curl -sS "${at[@]}" -o /dev/null -w '%{redirect_url}' -d "username=$user" -d password=plants "$next/login")
+  next=$(curl -sS "${at[@]}" -o /dev/null -w '%{redirect_url}' "$next")
+  code=$(printf '%s' "$next" | sed -n 's/.*[?&]code=\([^&]*\).*/\1/p')
+  case "$next" in "$site/?"*) ;; *) code= ;; esac
+  [ -n "$code" ] || fail "signing in as $user came back to '$next', not the app with a code"
+  curl -sS "${at[@]}" -o "$work/tokens.$user.json" -d grant_type=authorization_code -d client_id=plant-store-web \
+    --data-urlencode "redirect_uri=$site/" --data-urlencode "code=$code" -d "code_verifier=$verifier" "$site/idp/token"
+  sed -n 's/.*"access_token":"\([^"]*\)".*/\1/p' "$work/tokens.$user.json"
+}
+token=$(sign_in alice)
+[ -n "$token" ] || fail "the token endpoint gave alice no access token: $(cat "$work/tokens.alice.json")"
 status=$(curl -sS -o "$work/body" -w '%{http_code}' -X POST "$base/api/plants" \
   -H "Authorization: Bearer $token" -H 'Content-Type: application/json' -d '{"id": 77, "name": "Signed-in fern"}')
 [ "$status" = 200 ] || fail "POST /api/plants with alice's access token answered $status: $(cat "$work/body")"
 echo "signed in as alice through /idp/; her JWT created plant 77 through /api/"
+
+step "tenants (TENANT_CLAIM: sub): alice and bob each create plant 1 and each lists only their own"
+bob=$(sign_in bob)
+[ -n "$bob" ] || fail "the token endpoint gave bob no access token: $(cat "$work/tokens.bob.json")"
+for user in alice bob; do
+  if [ "$user" = alice ]; then jwt=$token; else jwt=$bob; fi
+  status=$(curl -sS -o "$work/body" -w '%{http_code}' -X POST "$base/api/plants" \
+    -H "Authorization: Bearer $jwt" -H 'Content-Type: application/json' -d "{\"id\": 1, \"name\": \"$user's fern\"}")
+  [ "$status" = 200 ] || fail "POST /api/plants id 1 as $user answered $status: $(cat "$work/body")"
+done
+for user in alice bob; do
+  if [ "$user" = alice ]; then jwt=$token; mine=alice; theirs=bob; else jwt=$bob; mine=bob; theirs=alice; fi
+  status=$(curl -sS -o "$work/list.$user" -w '%{http_code}' "$base/api/plants?limit=100" -H "Authorization: Bearer $jwt")
+  [ "$status" = 200 ] || fail "GET /api/plants as $user answered $status: $(cat "$work/list.$user")"
+  grep -q '"id":1,' "$work/list.$user" && grep -q "$mine's fern" "$work/list.$user" || fail "$user's list lacks $user's plant 1: $(cat "$work/list.$user")"
+  ! grep -q "$theirs's fern" "$work/list.$user" || fail "$user's list shows $theirs's plant: $(cat "$work/list.$user")"
+done
+# alice's tenant is TENANT_DEFAULT's and the static token's: her list holds the token's plants; bob's holds one.
+grep -q '"id":9007199254740993,' "$work/list.alice" || fail "alice's list lacks the static token's plants (TENANT_DEFAULT: alice)"
+[ "$(grep -o '"id":' "$work/list.bob" | wc -l)" = 1 ] || fail "bob's list holds more than his one plant: $(cat "$work/list.bob")"
+echo "alice and bob each created plant 1; each list holds only its owner's (alice's also the static token's, her tenant)"
 
 rm -f docker/.smoke-web-up
 compose_down plant-store-web compose || fail "the stack left something behind"

@@ -247,7 +247,8 @@ step "compose stack: nginx in front of the service"
 if ! podman image exists "$NGINX_IMAGE"; then
   podman build -q --format docker --build-arg BASE_IMAGE="$BASE_IMAGE" -f docker/ci/nginx.Containerfile -t "$NGINX_IMAGE" docker/ci >/dev/null
 fi
-printf '%s\n' "$TOKEN" > docker/auth_tokens.smoke
+# Tenants are on in both stacks (TENANT_CLAIM): each token line names its tenant.
+printf '%s tenant=alice\n' "$TOKEN" > docker/auth_tokens.smoke
 # The image just checked is the one compose runs (its build section names the same Dockerfile).
 podman tag "$IMAGE" localhost/plant-store:local
 compose_up_with_idp "$PROJECT" "$PROXY_PORT" compose >"$work/compose.out" 2>&1 \
@@ -286,7 +287,7 @@ for kind in postgres redis; do
     echo "$kind image built in $((SECONDS - started)) s"
   fi
 done
-printf '%s\n' "$TOKEN" > docker/auth_tokens.smoke
+printf '%s tenant=alice\n' "$TOKEN" > docker/auth_tokens.smoke
 compose_replicas up -d >"$work/replicas.out" 2>&1 \
   || { cat "$work/replicas.out" >&2; fail "podman-compose up of the replicas failed"; }
 expect_services_running "$REPLICAS_PROJECT" docker/compose.replicas.yaml \
