@@ -5,15 +5,15 @@
 import type autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import type pg from 'pg';
-import { storeOfPlants } from './create.section';
-import { alternate, f2, failures, freshStore, measure, row, start, STORED, TABLE_HEAD, type Figures } from './lib';
+import { countInstructions } from './instructions.section';
+import { alternate, CURRENT, f0, f2, failures, freshStore, measure, row, start, STORED, TABLE_HEAD, type Figures } from './lib';
 import { admin, freshDatabase } from './postgres.section';
 
 export const PLANTS_PER_TENANT = 100;
 export const TENANTS = Math.max(1, Math.floor(STORED / PLANTS_PER_TENANT));
 
-/** How R2 acts: the service's environment with tenants on, the admin token, and the default tenant's name. */
-export type ReadsSetup = { env: Record<string, string>; token: string; defaultTenant: string };
+/** How R2 acts: the service's environment with tenants on and the admin token. */
+export type ReadsSetup = { env: Record<string, string>; token: string };
 
 const QUERIES = { 'first page': '/plants', 'sort=name': '/plants?sort=name', q: '/plants?q=plant%2077', count: '/plants?limit=1' } as const;
 type Query = keyof typeof QUERIES;
@@ -21,27 +21,37 @@ type Stores = { many: string; one: string; small: string; drop: () => Promise<vo
 
 /**
  * GETs of one query by the admin token, each acting in a random one of 1,000 tenants spread over TENANTS, or in
- * the default tenant. One admin token: static tokens are compared in turn, so 10,000 token lines would measure
+ * `t0`, the one tenant of the other stores. One admin token: static tokens are compared in turn, so 10,000 token lines would measure
  * the token set (per-user tenants come from JWTs).
  */
 function readsIn(query: Query, setup: ReadsSetup, many: boolean): autocannon.Request[] {
   const headers: Record<string, string> = { authorization: `Bearer ${setup.token}`, ...(query === 'count' ? { prefer: 'count=exact' } : {}) };
   const step = Math.max(1, Math.floor(TENANTS / 1000));
-  const names = many ? Array.from({ length: Math.min(1000, TENANTS) }, (_, index) => `t${index * step}`) : [setup.defaultTenant];
+  const names = many ? Array.from({ length: Math.min(1000, TENANTS) }, (_, index) => `t${index * step}`) : ['t0'];
   const pick = () => names[Math.floor(Math.random() * names.length)] as string;
   return [{ method: 'GET', path: QUERIES[query], headers, setupRequest: (request) => ({ ...request, headers: { ...headers, 'act-as-tenant': pick() } }) }];
 }
 
-/** The many-tenant SQLite store: tenants `t0`… with ids 1–100 each. */
-async function sqliteManyTenants(): Promise<string> {
-  const url = freshStore(`tenants-${TENANTS}`);
+/**
+ * How a store's plants are laid out: `many` = tenants `t0`… of 100 plants (ids 1–100 each), `single` = every plant
+ * in tenant `t0`. Every store is read in named tenants, so the rows differ in index depth and nothing else (no row
+ * reads the default tenant, whose cursors carry no tenant tag).
+ */
+type Layout = 'many' | 'single';
+const tenantOf = (layout: Layout, index: number) => (layout === 'many' ? `t${Math.floor(index / PLANTS_PER_TENANT)}` : 't0');
+const idOf = (layout: Layout, index: number) => (layout === 'many' ? (index % PLANTS_PER_TENANT) + 1 : index + 1);
+
+/** A SQLite store of `count` plants in `layout`, written by SQL into the schema the service made. */
+async function sqliteStore(count: number, layout: Layout): Promise<string> {
+  const url = freshStore(`tenants-${layout}-${count}`);
   const server = await start('service', url);
   await server.stop();
   const db = new Database(url.slice('file:'.length));
   const insert = db.prepare('INSERT INTO plants (tenant, id, name, tag) VALUES (?, ?, ?, ?)');
   db.transaction(() => {
-    for (let tenant = 0; tenant < TENANTS; tenant += 1) {
-      for (let id = 1; id <= PLANTS_PER_TENANT; id += 1) insert.run(`t${tenant}`, id, `Stored plant ${id}`, id % 3 === 0 ? null : 'seeded');
+    for (let index = 0; index < count; index += 1) {
+      const id = idOf(layout, index);
+      insert.run(tenantOf(layout, index), id, `Stored plant ${id}`, id % 3 === 0 ? null : 'seeded');
     }
   })();
   db.pragma('wal_checkpoint(TRUNCATE)');
@@ -64,22 +74,27 @@ async function keyed(name: string, template: string, env: Record<string, string>
   return url;
 }
 
+/** A SQLite template of STORED plants all in tenant `t0`, search keys filled: R1 counts a named tenant's requests on it. */
+export async function storeInTenantT0(env: Record<string, string>): Promise<string> {
+  return (await keyed('tenants-t0-template', await sqliteStore(STORED, 'single'), env)).slice('file:'.length);
+}
+
 async function sqliteStores(setup: ReadsSetup): Promise<Stores> {
   return {
-    many: await keyed('tenants-many-keyed', await sqliteManyTenants(), setup.env),
-    one: await keyed('tenants-one-keyed', await storeOfPlants(), setup.env),
-    small: await keyed('tenants-small-keyed', await storeOfPlants(PLANTS_PER_TENANT), setup.env),
+    many: await keyed('tenants-many-keyed', await sqliteStore(STORED, 'many'), setup.env),
+    one: await keyed('tenants-one-keyed', await sqliteStore(STORED, 'single'), setup.env),
+    small: await keyed('tenants-small-keyed', await sqliteStore(PLANTS_PER_TENANT, 'single'), setup.env),
     drop: () => Promise.resolve(),
   };
 }
 
-/** A PostgreSQL database the service migrated, with `count` plants: in tenants of 100 (`many`) or all in ''. */
-async function postgresStore(count: number, many: boolean): Promise<{ url: string; drop: () => Promise<void> }> {
+/** A PostgreSQL database the service migrated, with `count` plants in `layout`. */
+async function postgresStore(count: number, layout: Layout): Promise<{ url: string; drop: () => Promise<void> }> {
   const database = await freshDatabase();
   const server = await start('service', database.url);
   await server.stop();
-  const id = many ? `(g - 1) % ${PLANTS_PER_TENANT} + 1` : 'g';
-  const tenant = many ? `'t' || ((g - 1) / ${PLANTS_PER_TENANT})` : "''";
+  const id = layout === 'many' ? `(g - 1) % ${PLANTS_PER_TENANT} + 1` : 'g';
+  const tenant = layout === 'many' ? `'t' || ((g - 1) / ${PLANTS_PER_TENANT})` : "'t0'";
   await admin(async (client: pg.Client) => {
     await client.query(
       `INSERT INTO plants (tenant, id, name, tag, version, created_at, updated_at, name_key)
@@ -95,45 +110,44 @@ async function postgresStore(count: number, many: boolean): Promise<{ url: strin
 }
 
 async function postgresStores(): Promise<Stores> {
-  const [many, one, small] = [await postgresStore(STORED, true), await postgresStore(STORED, false), await postgresStore(PLANTS_PER_TENANT, false)];
+  const [many, one, small] = [await postgresStore(STORED, 'many'), await postgresStore(STORED, 'single'), await postgresStore(PLANTS_PER_TENANT, 'single')];
   return { many: many.url, one: one.url, small: small.url, drop: async () => void (await Promise.all([many.drop(), one.drop(), small.drop()])) };
 }
 
-/** Why this build cannot measure tenants on `dialect`, or undefined when that store isolates them (TENANT_CLAIM starts). */
-export function refusal(dialect: 'sqlite' | 'postgres'): string | undefined {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const store = require(`../dist/store/store.${dialect}`) as { ISOLATES_TENANTS?: boolean };
-  const name = dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL';
-  return store.ISOLATES_TENANTS === true ? undefined : `the ${name} store refuses TENANT_CLAIM in this build (ISOLATES_TENANTS is false)`;
-}
-
-/** Each query on the three stores in alternating rounds; the many-tenant store's ratios to the other two. */
+/**
+ * Each query on the three stores in alternating rounds, the 100-plant store twice (its A/A: how far apart the same
+ * store lands); the many-tenant store's ratios to the other two.
+ */
 async function readsOn(dialect: string, stores: Stores, setup: ReadsSetup): Promise<{ lines: string[]; failed: number }> {
   const lines = [...TABLE_HEAD];
-  const ratios = ['| query | many / one tenant req/s | many / one p50 | many / 100-plant store req/s | many / 100-plant p50 |', '|---|---:|---:|---:|---:|'];
+  const ratios = [
+    '| query | many / one tenant req/s | many / one p50 | many / 100-plant store req/s | many / 100-plant p50 | A/A 100-plant again / 100-plant req/s | A/A p50 |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ];
   const copy = (name: string, url: string) => (url.startsWith('file:') ? freshStore(name, url.slice('file:'.length)) : url);
   let failed = 0;
   for (const query of Object.keys(QUERIES) as Query[]) {
-    const target = (name: keyof Omit<Stores, 'drop'>) => (): Promise<Figures> =>
-      measure('service', copy(`tenants-${name}`, stores[name]), { env: setup.env, requests: readsIn(query, setup, name === 'many') });
-    const { medians, runs } = await alternate({ many: target('many'), one: target('one'), small: target('small') });
+    const target = (name: keyof Omit<Stores, 'drop'>, as: string = name) => (): Promise<Figures> =>
+      measure('service', copy(`tenants-${as}`, stores[name]), { env: setup.env, requests: readsIn(query, setup, name === 'many') });
+    const { medians: m, runs } = await alternate({ many: target('many'), one: target('one'), small: target('small'), again: target('small', 'again') });
     lines.push(
-      row(`${dialect}, ${query}, 1 of ${TENANTS.toLocaleString('en')} tenants × 100`, medians.many),
-      row(`${dialect}, ${query}, one tenant of ${STORED.toLocaleString('en')}`, medians.one),
-      row(`${dialect}, ${query}, 100 plants`, medians.small),
+      row(`${dialect}, ${query}, 1 of ${TENANTS.toLocaleString('en')} tenants × 100`, m.many),
+      row(`${dialect}, ${query}, one tenant of ${STORED.toLocaleString('en')}`, m.one),
+      row(`${dialect}, ${query}, 100 plants`, m.small),
+      row(`${dialect}, ${query}, 100 plants again`, m.again),
     );
-    ratios.push(`| ${dialect}, ${query} | ${f2(medians.many.rps / medians.one.rps)} | ${f2(medians.many.p50 / medians.one.p50)} | ${f2(medians.many.rps / medians.small.rps)} | ${f2(medians.many.p50 / medians.small.p50)} |`);
-    failed += failures(...runs.many, ...runs.one, ...runs.small);
+    const ratio = (a: Figures, b: Figures) => `${f2(a.rps / b.rps)} | ${f2(a.p50 / b.p50)}`;
+    ratios.push(`| ${dialect}, ${query} | ${ratio(m.many, m.one)} | ${ratio(m.many, m.small)} | ${ratio(m.again, m.small)} |`);
+    failed += failures(...runs.many, ...runs.one, ...runs.small, ...runs.again);
   }
   return { lines: [...lines, '', ...ratios], failed };
 }
 
-/** R2 on SQLite, then on PostgreSQL unless BENCH_TENANTS_STORES=sqlite or its server cannot be reached. */
+/** R2 on SQLite, then on PostgreSQL (BENCH_DATABASE_URL) unless its server cannot be reached; BENCH_TENANTS_STORES=sqlite or postgres runs one. */
 export async function manyTenants(setup: ReadsSetup): Promise<{ lines: string[]; failed: number }> {
-  const sqlite = await readsOn('SQLite', await sqliteStores(setup), setup);
-  if (process.env.BENCH_TENANTS_STORES === 'sqlite') return sqlite;
-  const refused = refusal('postgres');
-  if (refused !== undefined) return { lines: [...sqlite.lines, '', `R2 on PostgreSQL: skipped; ${refused}`], failed: sqlite.failed };
+  const only = process.env.BENCH_TENANTS_STORES;
+  const sqlite = only === 'postgres' ? { lines: [], failed: 0 } : await readsOn('SQLite', await sqliteStores(setup), setup);
+  if (only === 'sqlite') return sqlite;
   let stores: Stores;
   try {
     stores = await postgresStores();
@@ -146,4 +160,27 @@ export async function manyTenants(setup: ReadsSetup): Promise<{ lines: string[];
   } finally {
     await stores.drop();
   }
+}
+
+/**
+ * R2 on SQLite by instructions (BENCH_TENANTS_PARTS=r2i): the service with SQLite inside it under callgrind, a
+ * tenant of 100 among TENANTS against the 100-plant store, that one counted twice (the A/A), three at once.
+ */
+export async function manyTenantsCounted(setup: ReadsSetup): Promise<{ lines: string[]; failed: number }> {
+  const many = (await keyed('tenants-many-counted', await sqliteStore(STORED, 'many'), setup.env)).slice('file:'.length);
+  const small = (await keyed('tenants-small-counted', await sqliteStore(PLANTS_PER_TENANT, 'single'), setup.env)).slice('file:'.length);
+  const lines = ['| query | many instr/req | 100 plants instr/req | 100 plants again | 100-plant / many | A/A (again / 100-plant) |', '|---|---:|---:|---:|---:|---:|'];
+  let failed = 0;
+  for (const query of ['first page', 'sort=name', 'q'] as Query[]) {
+    const workload = (store: string, inMany: boolean) => ({ name: `r2 ${query}`, store, requests: () => readsIn(query, setup, inMany) });
+    const [inMany, inSmall, again] = await Promise.all([
+      countInstructions('many', CURRENT, workload(many, true), undefined, undefined, setup.env),
+      countInstructions('small', CURRENT, workload(small, false), undefined, undefined, setup.env),
+      countInstructions('small-again', { ...CURRENT, label: `${CURRENT.label} again` }, workload(small, false), undefined, undefined, setup.env),
+    ]);
+    const [a, b, c] = [inMany, inSmall, again].map((count) => count.instructionsPerRequest) as [number, number, number];
+    lines.push(`| ${query} | ${f0(a)} | ${f0(b)} | ${f0(c)} | ${(b / a).toFixed(3)} | ${(c / b).toFixed(3)} |`);
+    failed += inMany.failed + inSmall.failed + again.failed;
+  }
+  return { lines, failed };
 }

@@ -1,9 +1,9 @@
 // Tenants (BENCH_ONLY=tenants; issue 35, docs/performance/tenants.md): R1 instructions per request with tenants
-// on against off (creates, GET by id, pages of 100; A/A beside it), R2 reads in one tenant of STORED / 100 tenants
-// of 100 plants against a one-tenant store of STORED and a store of 100 (first page, sort=name, q, exact count),
-// R3 creates in tenant B while 1,000 idle streams are open in tenant A against none, R5 a GET of another tenant's
-// id against an absent id (p50/p99 beside an A/A). SQLite; R2 also PostgreSQL (bench/tenants.reads.ts). A build
-// whose SQLite store refuses TENANT_CLAIM skips it all with one line.
+// on (in the default tenant and in a named one) against off (creates, GET by id, pages of 100; A/A beside it), R2
+// reads in one tenant of STORED / 100 tenants of 100 plants against a one-tenant store of STORED and a store of 100
+// (first page, sort=name, q, exact count; the 100-plant store twice, its A/A), R3 creates in tenant B while 1,000
+// idle streams are open in tenant A against none, R5 a GET of another tenant's id against an absent id (p50/p99
+// beside an A/A). SQLite; R2 also PostgreSQL (bench/tenants.reads.ts).
 import http from 'node:http';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,7 +11,7 @@ import { storeOfPlants } from './create.section';
 import { countInstructions, type Workload } from './instructions.section';
 import { alternate, CURRENT, createRequests, f0, f1, f2, failures, freshStore, measure, measureRunning, median, met, row, start, STORED, TABLE_HEAD, TOKEN, work, type Figures, type SectionResult } from './lib';
 import { byIdRequests, pageRequests } from './read.section';
-import { manyTenants, refusal, TENANTS } from './tenants.reads';
+import { manyTenants, manyTenantsCounted, storeInTenantT0, TENANTS } from './tenants.reads';
 
 const OTHER = 'bench-other-0123456789abcdefghijklmnopqrstuvwxyz';
 const ADMIN = 'bench-admin-0123456789abcdefghijklmnopqrstuvwxyz';
@@ -28,26 +28,38 @@ function tenantsOn(lines: string[], extra: Record<string, string> = {}): Record<
 
 const f3 = (n: number): string => n.toFixed(3);
 
-/** R1: each load counted off, on and off again (the A/A), the three at once under callgrind. */
+/**
+ * R1: each load counted off, on (the token in TENANT_DEFAULT's tenant, key ''), on in a named tenant (`t0`, on a
+ * store whose plants are all in t0, so its reads find them and its keys and cursors are tagged), and off again (the
+ * A/A), the four at once under callgrind.
+ */
 async function instructionsOnOff(): Promise<{ lines: string[]; failed: number }> {
   const stored = await storeOfPlants();
   const on = tenantsOn([`${TOKEN} tenant=${DEFAULT_TENANT}`]);
-  const workloads: Workload[] = [
-    { name: 'create', requests: () => createRequests() },
-    { name: 'read by id', store: stored, requests: byIdRequests },
-    { name: 'read a page of 100', store: stored, requests: pageRequests },
+  const named = tenantsOn([`${TOKEN} tenant=t0`]);
+  const inT0 = await storeInTenantT0(named);
+  const workloads: (Workload & { named: Workload })[] = [
+    { name: 'create', requests: () => createRequests(), named: { name: 'create', requests: () => createRequests() } },
+    { name: 'read by id', store: stored, requests: byIdRequests, named: { name: 'read by id', store: inT0, requests: byIdRequests } },
+    { name: 'read a page of 100', store: stored, requests: pageRequests, named: { name: 'read a page of 100', store: inT0, requests: pageRequests } },
   ];
-  const lines = ['| load | off instr/req | on instr/req | off again instr/req | off / on | ≥ 0.95 | A/A (again / off) |', '|---|---:|---:|---:|---:|---|---:|'];
+  const lines = [
+    '| load | off instr/req | on instr/req | on, named tenant instr/req | off again instr/req | off / on | off / on named | ≥ 0.95 | A/A (again / off) |',
+    '|---|---:|---:|---:|---:|---:|---:|---|---:|',
+  ];
   let failed = 0;
   for (const workload of workloads) {
-    const [off, tenants, again] = await Promise.all([
+    const [off, tenants, inNamed, again] = await Promise.all([
       countInstructions('off', CURRENT, workload),
       countInstructions('on', CURRENT, workload, undefined, undefined, on),
+      countInstructions('on-named', CURRENT, workload.named, undefined, undefined, named),
       countInstructions('again', { ...CURRENT, label: `${CURRENT.label} again` }, workload),
     ]);
     const ratio = off.instructionsPerRequest / tenants.instructionsPerRequest;
-    lines.push(`| ${workload.name} | ${f0(off.instructionsPerRequest)} | ${f0(tenants.instructionsPerRequest)} | ${f0(again.instructionsPerRequest)} | ${f3(ratio)} | ${met(ratio >= 0.95)} | ${f3(again.instructionsPerRequest / off.instructionsPerRequest)} |`);
-    failed += off.failed + tenants.failed + again.failed;
+    const ratioNamed = off.instructionsPerRequest / inNamed.instructionsPerRequest;
+    const counts = [off, tenants, inNamed, again].map((count) => f0(count.instructionsPerRequest)).join(' | ');
+    lines.push(`| ${workload.name} | ${counts} | ${f3(ratio)} | ${f3(ratioNamed)} | ${met(Math.min(ratio, ratioNamed) >= 0.95)} | ${f3(again.instructionsPerRequest / off.instructionsPerRequest)} |`);
+    failed += off.failed + tenants.failed + inNamed.failed + again.failed;
   }
   return { lines, failed };
 }
@@ -144,31 +156,31 @@ async function foreignAgainstAbsent(): Promise<{ lines: string[]; failed: number
 
 export async function tenantsSection(): Promise<SectionResult> {
   const title = '## Tenants (R1–R3, R5)';
-  const refused = refusal('sqlite');
-  if (refused !== undefined) {
-    const line = `tenants: skipped; ${refused}`;
-    console.error(line);
-    return { lines: [title, '', line, ''], failed: 0 };
-  }
-  // BENCH_TENANTS_PARTS (e.g. `r1` or `r2,r3,r5`) runs some rows only: R1 counts instructions, which load does not
-  // move, and can run beside other work; the others want a quiet machine.
-  const parts = new Set((process.env.BENCH_TENANTS_PARTS ?? 'r1,r2,r3,r5').split(','));
+  // BENCH_TENANTS_PARTS (e.g. `r1,r2i` or `r2,r3,r5`) runs some rows only: R1 and R2i count instructions, which
+  // load does not move, and can run beside other work; the others want a quiet machine.
+  const parts = new Set((process.env.BENCH_TENANTS_PARTS ?? 'r1,r2,r2i,r3,r5').split(','));
   const skipped = { lines: ['(not run: BENCH_TENANTS_PARTS)'], failed: 0 };
   const r1 = parts.has('r1') ? await instructionsOnOff() : skipped;
-  const r2 = parts.has('r2') ? await manyTenants({ env: tenantsOn([`${ADMIN} plants:read plants:write plants:admin tenant=${DEFAULT_TENANT}`]), token: ADMIN, defaultTenant: DEFAULT_TENANT }) : skipped;
+  const readsSetup = () => ({ env: tenantsOn([`${ADMIN} plants:read plants:write plants:admin tenant=${DEFAULT_TENANT}`]), token: ADMIN });
+  const r2 = parts.has('r2') ? await manyTenants(readsSetup()) : skipped;
+  const r2i = parts.has('r2i') ? await manyTenantsCounted(readsSetup()) : skipped;
   const r3 = parts.has('r3') ? await streamsOfAnotherTenant() : { ...skipped, runs: { none: [], streams: [] } };
   const r5 = parts.has('r5') ? await foreignAgainstAbsent() : skipped;
   const rss = r3.runs.streams.length === 0 ? '' : `(stream RSS, median: ${f1(median(r3.runs.streams.map((run) => run.peakRssMiB)))} MiB)`;
   const lines = [
     title,
     '',
-    '### R1 instructions per request, tenants on (TENANT_CLAIM=sub, the token in TENANT_DEFAULT\'s tenant) against off, under callgrind',
+    '### R1 instructions per request, tenants on (TENANT_CLAIM=sub; the token in TENANT_DEFAULT\'s tenant, or in a named one) against off, under callgrind',
     '',
     ...r1.lines,
     '',
     `### R2 reads in one of ${TENANTS.toLocaleString('en')} tenants of 100 plants (admin token, Act-As-Tenant over ${Math.min(1000, TENANTS).toLocaleString('en')} of them) against one tenant of ${STORED.toLocaleString('en')} and a store of 100`,
     '',
     ...r2.lines,
+    '',
+    `### R2 on SQLite by instructions: one of ${TENANTS.toLocaleString('en')} tenants of 100 against a store of 100, under callgrind`,
+    '',
+    ...r2i.lines,
     '',
     '### R3 creates in tenant B with 1,000 idle streams in tenant A',
     '',
@@ -181,5 +193,5 @@ export async function tenantsSection(): Promise<SectionResult> {
     ...r5.lines,
     '',
   ];
-  return { lines, failed: r1.failed + r2.failed + r3.failed + r5.failed };
+  return { lines, failed: r1.failed + r2.failed + r2i.failed + r3.failed + r5.failed };
 }
