@@ -2,6 +2,7 @@
  * One change stream's side of the feed (src/plants/plant.feed.ts): the SSE frames, and the stream's position and
  * bounded queue while its socket is full. Knows SSE framing, not Express.
  */
+import { AppError } from '../errors';
 import type { TenantKey } from '../tenant';
 import { escapeLineSeparators } from '../json-text';
 import type { FeedObserver } from '../observers';
@@ -43,6 +44,12 @@ export type StreamStart = { tenant: TenantKey; after?: bigint; tag?: string; q?:
 
 export const HEARTBEAT = ':\n\n';
 
+/**
+ * One turn of the event loop (its I/O phase included): between slices of a burst every socket writes what it was
+ * given and every 'drain' fires, so a reader's queue holds only what its socket could not take.
+ */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 // A created or updated event carries the plant's members as stored (name always), so the writer reads the event
 // itself: no copy per event, and a member the events gain reaches the frame with no edit here.
 const DATA_OF: Record<ChangeEvent['kind'], (event: ChangeEvent) => string> = {
@@ -61,6 +68,34 @@ export const controlFrame = (name: string, pos: bigint, data: string): string =>
  * reader that reconnects before any event resumes from where its stream started.
  */
 export const positionFrame = (pos: bigint): string => `id: ${pos}\n\n`;
+
+/** The open streams, counted against MAX_STREAMS for the feed's answer and for its metrics. */
+export class StreamSlots {
+  private opened = 0;
+
+  constructor(
+    private readonly max: number,
+    private readonly observer?: FeedObserver,
+  ) {}
+
+  get count(): number {
+    return this.opened;
+  }
+
+  /** A slot, or the too_many_streams AppError; the release it returns frees the slot once, however often called. */
+  take(): () => void {
+    if (this.opened >= this.max) throw new AppError('too_many_streams');
+    this.opened += 1;
+    this.observer?.streams(this.opened);
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.opened -= 1;
+      this.observer?.streams(this.opened);
+    };
+  }
+}
 
 export class Stream {
   /** The last position this stream has been given (written or queued), or started after. */

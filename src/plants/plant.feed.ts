@@ -1,17 +1,17 @@
 /**
  * The change feed of one process: reads the events table once per wake-up (a local commit, another replica's
  * NOTIFY, a poll) and hands each event to every open stream it concerns, as one shared server-sent-events frame.
- * A stream that resumes from an older position first reads its own way up to the feed's head, then joins. The
- * table is the truth; the wake-ups only say when to look. It never blocks a write: a commit only calls wake().
- * A stream sees its own tenant's events only (StreamStart.tenant); positions are the store's, so it sees gaps.
- * Knows SSE framing, not Express: a stream is any writable that has write, end and 'drain'.
+ * A stream that resumes from an older position first reads its own way up to the feed's head, then joins
+ * (plant.feed-catch-up.ts). The table is the truth; the wake-ups only say when to look. It never blocks a write:
+ * a commit only calls wake(). A stream sees its own tenant's events only (StreamStart.tenant); positions are the
+ * store's, so it sees gaps. Knows SSE framing, not Express: a stream is any writable that has write, end and 'drain'.
  */
 import type { Logger } from '../logger';
 import { AppError } from '../errors';
-import type { TenantKey } from '../tenant';
 import { pruneBefore, type ChangeEvent, type ChangeSignal, type PlantEventLog } from './plant.events';
-import { concerns, EventView, filterOf, TenantStreams } from './plant.feed-filter';
-import { controlFrame, frameOf, HEARTBEAT, positionFrame, resetOf, Stream, type FeedConfig, type FeedObserver, type Sink, type StreamStart } from './plant.feed-stream';
+import { catchUp, type CatchingUp } from './plant.feed-catch-up';
+import { filterOf, TenantStreams } from './plant.feed-filter';
+import { controlFrame, frameOf, HEARTBEAT, nextTurn, positionFrame, resetOf, Stream, StreamSlots, type FeedConfig, type FeedObserver, type Sink, type StreamStart } from './plant.feed-stream';
 
 export type { FeedConfig, FeedObserver, Sink, StreamLease, StreamStart } from './plant.feed-stream';
 
@@ -19,18 +19,12 @@ const PAGE = 500;
 const POLL_MS = 5000;
 const PRUNE_EVERY_MS = 60_000;
 
-/**
- * One turn of the event loop (its I/O phase included): between slices of a burst every socket writes what it was
- * given and every 'drain' fires, so a reader's queue holds only what its socket could not take.
- */
-const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
-
 export class PlantFeed {
   private head: bigint | undefined;
   private starting: Promise<bigint> | undefined;
   private reading = false;
   private again = false;
-  private opened = 0;
+  private readonly slots: StreamSlots;
   private readonly streams = new Set<Stream>();
   private readonly live = new TenantStreams<Stream>();
   private timers: NodeJS.Timeout[] = [];
@@ -43,7 +37,9 @@ export class PlantFeed {
     private readonly config: FeedConfig,
     private readonly logger: Logger,
     private readonly observer?: FeedObserver,
-  ) {}
+  ) {
+    this.slots = new StreamSlots(config.maxStreams, observer);
+  }
 
   /** Background work, after the listener: wake-ups, the poll, the heartbeat and pruning. */
   start(): void {
@@ -69,7 +65,7 @@ export class PlantFeed {
   }
 
   get openStreams(): number {
-    return this.opened;
+    return this.slots.count;
   }
 
   /**
@@ -78,16 +74,7 @@ export class PlantFeed {
    */
   async open(start: StreamStart, begin: () => Sink): Promise<void> {
     if (this.stopped) throw new AppError('shutting_down');
-    if (this.opened >= this.config.maxStreams) throw new AppError('too_many_streams');
-    this.opened += 1;
-    this.observer?.streams(this.opened);
-    let counted = true;
-    const release = () => {
-      if (!counted) return;
-      counted = false;
-      this.opened -= 1;
-      this.observer?.streams(this.opened);
-    };
+    const release = this.slots.take();
     try {
       const head = await this.ensureHead();
       const reset = await resetOf(this.log, start);
@@ -104,12 +91,29 @@ export class PlantFeed {
       else stream.sink.write(positionFrame(from));
       // After the first block: a credential revoked meanwhile ends the stream with its last event, never before.
       stream.unwatch = start.lease?.watch('plants:read', (reason) => this.lapse(stream, reason));
-      void this.catchUp(stream);
+      void catchUp(stream, Math.min(PAGE, this.config.bufferEvents), this.catchingUp);
     } catch (error) {
       release();
       throw error;
     }
   }
+
+  /** A resuming stream reads its own tenant's events, on the store's (tenant, pos) index. */
+  private readonly catchingUp: CatchingUp = {
+    head: () => this.head,
+    read: (tenant, after, limit) => this.log.readTenantEvents(tenant, after, limit),
+    send: (stream, frame, pos) => this.send(stream, frame, pos),
+    join: (stream) => {
+      // No head (the feed had no stream when a commit woke it): the feed reads on from what this stream has read.
+      // Found again from the store's last position, it would pass over the events committed since that read.
+      this.head ??= stream.cursor;
+      this.live.add(stream);
+    },
+    fail: (stream, err) => {
+      this.logger.warn({ err }, 'change stream could not read the events; ending it so the client resumes');
+      this.close(stream, true);
+    },
+  };
 
   /** New events may be readable: read them all, in pages, and deliver each. Reentrant calls fold into one. */
   readonly wake = (): void => {
@@ -214,52 +218,6 @@ export class PlantFeed {
     this.close(stream, true);
     // What was written may never be read; the socket does not wait for it longer than a heartbeat.
     setTimeout(() => stream.sink.destroy(), this.config.heartbeatMs).unref();
-  }
-
-  /** The tenant's events after `after`, ascending, at most `limit`: the store reads them on its (tenant, pos) index. */
-  private readFor(tenant: TenantKey, after: bigint, limit: number): Promise<ChangeEvent[]> {
-    return this.log.readTenantEvents(tenant, after, limit);
-  }
-
-  /** From the stream's position up to the feed's head on its own reads of its tenant's events, then live. */
-  private async catchUp(stream: Stream): Promise<void> {
-    try {
-      while (!stream.closed) {
-        if (stream.blocked) await new Promise<void>((resolve) => (stream.drained = resolve));
-        if (stream.closed) return;
-        const head = this.head;
-        if (head !== undefined && stream.cursor >= head) break;
-        const limit = Math.min(PAGE, this.config.bufferEvents);
-        const events = await this.readFor(stream.tenant, stream.cursor, limit);
-        if (stream.closed) return;
-        for (const event of events) {
-          if (event.pos <= stream.cursor) continue;
-          // The rule live delivery applies (LiveStreams offers each event to the streams `concerns` accepts).
-          if (concerns(stream.filter, new EventView(event))) this.send(stream, frameOf(event), event.pos);
-          else stream.cursor = event.pos;
-          if (stream.closed) return;
-        }
-        if (events.length < limit) {
-          // The tenant has no other event up to the head the read began under (every position up to it was
-          // committed before the read): the stream stands there, past other tenants' events, and the check above
-          // compares it with the head as it is now, synchronously before joining.
-          if (head === undefined) break;
-          if (head > stream.cursor) stream.cursor = head;
-          continue;
-        }
-        // A long way to catch up, most of it about other plants, must not hold the event loop either.
-        await nextTurn();
-      }
-      if (stream.closed) return;
-      // No head (the feed had no stream when a commit woke it): the feed reads on from what this stream has read.
-      // Found again from the store's last position, it would pass over the events committed since that read.
-      this.head ??= stream.cursor;
-      // Synchronously after the check: the feed delivers every event past its head to the stream from here on.
-      this.live.add(stream);
-    } catch (err) {
-      this.logger.warn({ err }, 'change stream could not read the events; ending it so the client resumes');
-      this.close(stream, true);
-    }
   }
 
   private close(stream: Stream, end: boolean): void {

@@ -11,9 +11,6 @@ import type { Dispatching, PostgresWebhooks } from '../webhooks';
 import type { Store, StoreConfig, StoreHooks } from './store';
 import { ConfigError } from '../config';
 
-/** Whether every PostgreSQL statement reads and writes inside the caller's tenant (issue 35): TENANT_CLAIM needs it. */
-export const ISOLATES_TENANTS = true;
-
 const RETRY_MS = 1000;
 
 /**

@@ -10,12 +10,6 @@ import type { Resource } from '../resource';
 import type { Store, StoreConfig, StoreHooks } from './store';
 
 /**
- * Whether every SQLite statement reads and writes inside the caller's tenant (issue 35, migrations/sqlite/012):
- * TENANT_CLAIM needs it.
- */
-export const ISOLATES_TENANTS = true;
-
-/**
  * The store's parts over an open, migrated database: each resource's parts (its repository with the
  * file-identity and fault guard, and the webhook outbox inside its commits), the readiness check, and the webhook
  * dispatcher. Tests call it on a connection of their own to provoke faults (a read-only connection).

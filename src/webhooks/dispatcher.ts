@@ -1,27 +1,14 @@
 import type { TenantsConfig, WebhookConfig } from '../config';
 import type { Logger } from '../logger';
-import { deliver, subscriberOf, UNREACHABLE, type InFlightAttempt, type Subscriber } from './delivery';
-import { Circuit } from './circuit';
+import { deliver, UNREACHABLE, type InFlightAttempt } from './delivery';
+import { lanesOf, type Lane } from './dispatcher.lanes';
+import { Settlements } from './dispatcher.settlements';
 import { decodeSecret, tenantHeaderOf } from './event';
-import type { OutboxEvent, OutboxStore, Settlement } from './outbox';
-import { DeliveryPace, eventLoopDelay, FloorCredits, PACE_EVERY_MS, type LoopDelay } from './pace';
+import type { OutboxEvent, OutboxStore } from './outbox';
+import { DeliveryPace, eventLoopDelay, PACE_EVERY_MS, type LoopDelay } from './pace';
 import { PRUNE_EVERY_MS, pruneOutbox } from './retention';
 import { expiredSettlement, logExpired, logFailedAttempt, retryWindowMs, settlementOf } from './retry';
 import { ignoreWebhooks, type WebhookObserver } from './observer';
-
-type Lane = Subscriber & {
-  inFlight: number;
-  pumpQueued: boolean;
-  /** The queued pump comes from the poll: a sweep, which looks at every due event, not only past the last claim. */
-  pollQueued: boolean;
-  claiming: boolean;
-  /** Due events may wait that no claim has seen: set by a new event, or by a claim that filled its limit. */
-  more: boolean;
-  /** Open while the subscriber refuses connections: its events wait for a probe to get through. */
-  circuit: Circuit;
-  /** Attempts past the pace's limit this subscriber may still start: the floor of one per ten creates. */
-  credits: FloorCredits;
-};
 
 export type DispatcherOptions = {
   store: OutboxStore;
@@ -40,11 +27,9 @@ export type DispatcherOptions = {
   loop?: LoopDelay;
 };
 
-// Outcomes written at once past this many: until written their events stay held, and a claim reads past them.
 /** The subscribers' URLs: what the outbox stores as each event's subscriber. */
 export const urlsOf = (config: Pick<WebhookConfig, 'subscribers'>): string[] => config.subscribers.map((subscriber) => subscriber.url);
 
-const SETTLE_BATCH = 64;
 // Events of an unreachable subscriber marked failed per claim when their retry window has passed.
 const EXPIRE_BATCH = 500;
 
@@ -68,8 +53,7 @@ export class WebhookDispatcher {
   private readonly pace: DeliveryPace;
   /** Node's loop-delay monitor, from start() to stop(), unless a test injects the signal. */
   private monitor?: ReturnType<typeof eventLoopDelay>;
-  private settlements: Settlement[] = [];
-  private settling: Promise<void> = Promise.resolve();
+  private readonly settlements: Settlements;
   private timers: NodeJS.Timeout[] = [];
   private stopping = false;
   private abandoned = false;
@@ -87,15 +71,9 @@ export class WebhookDispatcher {
     const { store } = options;
     this.pace = new DeliveryPace(config.connections, options.loop ?? (() => this.monitor?.read() ?? 0));
     this.observer.backlogFrom(async () => ({ ...(await store.backlog()), limit: this.pace.limit }));
-    // A subscriber that refused a connection is probed after this long, then less and less often.
-    const firstProbeMs = Math.min(1000, ...config.retryScheduleMs);
     this.windowMs = retryWindowMs(config.retryScheduleMs);
-    this.lanes = config.subscribers.map((target) => {
-      const subscriber = subscriberOf(target, config);
-      const circuit = new Circuit(firstProbeMs, options.logger, subscriber.host);
-      const credits = new FloorCredits(config.connections);
-      return { ...subscriber, inFlight: 0, pumpQueued: false, pollQueued: false, claiming: false, more: false, circuit, credits };
-    });
+    this.lanes = lanesOf(config, options.logger);
+    this.settlements = new Settlements(store, options.logger);
   }
 
   start(): void {
@@ -106,7 +84,7 @@ export class WebhookDispatcher {
       },
       (err: unknown) => logger.error({ err }, 'webhook outbox: cannot retire events of removed subscribers'),
     );
-    this.timers.push(setInterval(this.poll, this.pollMs), setInterval(() => void this.flush(), this.settleEveryMs));
+    this.timers.push(setInterval(this.poll, this.pollMs), setInterval(() => void this.settlements.flush(), this.settleEveryMs));
     if (this.options.loop === undefined) this.monitor = eventLoopDelay();
     this.timers.push(setInterval(() => void this.prune(), PRUNE_EVERY_MS), setInterval(this.repace, PACE_EVERY_MS));
     void this.prune();
@@ -158,7 +136,7 @@ export class WebhookDispatcher {
       await this.options.store.release(left);
       this.options.logger.warn({ events: left.length }, 'webhook attempts unfinished at the drain deadline; left pending for the next start');
     }
-    await this.flush();
+    await this.settlements.flush();
     await Promise.all(this.lanes.map((lane) => lane.pool.destroy()));
   }
 
@@ -210,11 +188,11 @@ export class WebhookDispatcher {
         const expired = await this.claim(lane, EXPIRE_BATCH, now - this.windowMs, true);
         if (expired === undefined) return;
         for (const event of expired) {
-          this.settlements.push(expiredSettlement(event, now, circuit.error));
+          this.settlements.add(expiredSettlement(event, now, circuit.error));
           logExpired(this.options.logger, lane.host, event, circuit.error);
         }
         if (expired.length < EXPIRE_BATCH) break;
-        await this.flush();
+        await this.settlements.flush();
       }
       const [event] = (await this.claim(lane, 1, this.now(), true)) ?? [];
       // Nothing due: the next event that comes due is the probe.
@@ -253,31 +231,15 @@ export class WebhookDispatcher {
     // Answered after a refusal: the subscriber's waiting events go out as usual.
     else if (lane.circuit.answered()) lane.more = true;
     this.record(lane, event, at, failure, status);
-    if (this.settlements.length >= SETTLE_BATCH) void this.flush();
+    if (this.settlements.full) void this.settlements.flush();
     if (this.inFlight.size === 0) this.idle?.();
     if (lane.more) this.schedulePump(lane);
   }
 
   private record(lane: Lane, event: OutboxEvent, at: number, failure: string | undefined, status: number | undefined): void {
     const settlement = settlementOf(event, at, failure, status, this.options.config.retryScheduleMs, this.random);
-    this.settlements.push(settlement);
+    this.settlements.add(settlement);
     if (failure !== undefined) logFailedAttempt(this.options.logger, lane.host, event, settlement, failure, status);
-  }
-
-  private flush(): Promise<void> {
-    this.settling = this.settling.then(async () => {
-      if (this.settlements.length === 0) return;
-      const batch = this.settlements;
-      this.settlements = [];
-      try {
-        await this.options.store.settle(batch);
-      } catch (err) {
-        // Kept for the next flush; until written, the events stay held and are not attempted again.
-        this.settlements = [...batch, ...this.settlements];
-        this.options.logger.error({ err, events: batch.length }, 'webhook outbox: cannot record attempt outcomes; will try again');
-      }
-    });
-    return this.settling;
   }
 
   private prune(): Promise<void> {

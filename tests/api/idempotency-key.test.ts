@@ -1,71 +1,16 @@
-import Database from 'better-sqlite3';
-import pg from 'pg';
 import supertest from 'supertest';
 import { loadServiceConfig, startService } from '../../src/service';
 import { captureLogs } from '../helpers/common';
 import { appForAll, identityProviderForAll, sleep } from '../helpers/fixtures';
+import { aKey, answer, send } from '../helpers/keyed-requests';
 import { storedFeed } from '../helpers/plant-writes';
 import { aNewPlant, uniqueId } from '../helpers/plants';
-import { queryJson } from '../helpers/postgres';
-import { bearer, OTHER_TOKEN, TOKEN, type TestApp } from '../helpers/test-app';
+import { lockPlants } from '../helpers/store-lock';
+import { bearer, OTHER_TOKEN, TOKEN } from '../helpers/test-app';
 
 const app = appForAll();
 
-type Method = 'post' | 'put' | 'patch' | 'delete';
-const send = (target: TestApp | supertest.Agent, method: Method, path: string, body: unknown, key?: string, headers: Record<string, string> = {}) => {
-  const agent = 'request' in target ? target.request : target;
-  const request = agent[method](path).set({ 'Content-Type': 'application/json', ...bearer(), ...(key === undefined ? {} : { 'Idempotency-Key': key }), ...headers });
-  return body === undefined ? request : request.send(JSON.stringify(body));
-};
-const answer = (response: { status: number; text: string; headers: Record<string, string> }) => ({
-  status: response.status,
-  text: response.text,
-  etag: response.headers.etag,
-  location: response.headers.location,
-});
-const aKey = () => `key-${uniqueId()}`;
 const codeOf = (response: { text: string }) => (JSON.parse(response.text) as { error: number }).error;
-
-/** The keys stored, read on a connection of their own. */
-function storedKeys(target: TestApp): number {
-  if (target.store === 'postgres') return queryJson<number>(target.dbPath, 'SELECT count(*) FROM idempotency_keys');
-  const db = new Database(target.dbPath, { readonly: true });
-  const count = db.prepare('SELECT count(*) AS n FROM idempotency_keys').get() as { n: number };
-  db.close();
-  return count.n;
-}
-
-/** Makes every stored key expired, as time would, before the background prune (every minute here) comes by. */
-function expireKeys(target: TestApp): void {
-  if (target.store === 'postgres') {
-    queryJson<number>(target.dbPath, "WITH expired AS (UPDATE idempotency_keys SET expires_at = now() - interval '1 second' RETURNING 1) SELECT count(*) FROM expired");
-    return;
-  }
-  const db = new Database(target.dbPath);
-  db.prepare('UPDATE idempotency_keys SET expires_at = ?').run(Date.now() - 1000);
-  db.close();
-}
-
-/** Holds the plants table's write lock from a connection of its own (reads go on) until the returned release. */
-async function holdWrites(target: TestApp): Promise<() => Promise<void>> {
-  if (target.store === 'postgres') {
-    const client = new pg.Client({ connectionString: target.dbPath });
-    await client.connect();
-    await client.query('BEGIN');
-    await client.query('LOCK TABLE plants IN SHARE ROW EXCLUSIVE MODE');
-    return async () => {
-      await client.query('ROLLBACK');
-      await client.end();
-    };
-  }
-  const db = new Database(target.dbPath);
-  db.exec('BEGIN IMMEDIATE');
-  return () => {
-    db.exec('ROLLBACK');
-    db.close();
-    return Promise.resolve();
-  };
-}
 
 describe('Idempotency-Key', () => {
   it('when a create is sent again with its key, then the same answer byte for byte with Idempotent-Replayed: true, and nothing is written', async () => {
@@ -143,7 +88,7 @@ describe('Idempotency-Key', () => {
   it('when a request with the key is in flight, then the same request again answers 409 (40902) with Retry-After, and the first completes', async () => {
     const plant = aNewPlant();
     const key = aKey();
-    const release = await holdWrites(app);
+    const { release } = await lockPlants(app, 'writes');
     const first = send(app, 'post', '/plants', plant, key).then((response) => response);
     await sleep(200);
 
@@ -200,39 +145,6 @@ describe('Idempotency-Key', () => {
     } finally {
       await service.drain();
     }
-  });
-});
-
-describe('Idempotency-Key expiry', () => {
-  const short = appForAll({ IDEMPOTENCY_TTL: '1s' });
-
-  it('when a key has expired, then the background prune deletes it and the key may be used for a new request', async () => {
-    const key = aKey();
-    await send(short, 'post', '/plants', aNewPlant(), key);
-    expect(storedKeys(short)).toBe(1);
-
-    await sleep(2500);
-    const plant = aNewPlant();
-    const response = await send(short, 'post', '/plants', plant, key);
-
-    expect(storedKeys(short)).toBe(1);
-    expect({ status: response.status, replayed: response.headers['idempotent-replayed'] }).toEqual({ status: 200, replayed: undefined });
-    await sleep(2500);
-    expect(storedKeys(short)).toBe(0);
-  });
-
-  it('when a key has expired and is not pruned yet, then it is absent already: another request with it is processed, and its answer stored', async () => {
-    const key = aKey();
-    await send(app, 'post', '/plants', aNewPlant(), key);
-    expireKeys(app);
-
-    const plant = aNewPlant();
-    const response = await send(app, 'post', '/plants', plant, key);
-    const again = await send(app, 'post', '/plants', plant, key);
-
-    expect({ status: response.status, replayed: response.headers['idempotent-replayed'] }).toEqual({ status: 200, replayed: undefined });
-    expect({ ...answer(again), replayed: again.headers['idempotent-replayed'] }).toEqual({ ...answer(response), replayed: 'true' });
-    expect(storedFeed(app, [plant.id as number])).toHaveLength(1);
   });
 });
 

@@ -2,7 +2,7 @@ import type { Response } from 'supertest';
 import { appForAll } from '../helpers/fixtures';
 import { inOrder, nextOf, SORTS, type Listed } from '../helpers/plant-lists';
 import { uniqueId } from '../helpers/plants';
-import { as, describeTenants, tenantEnv, tenantTokenFileForAll, type Caller } from '../helpers/tenant-tokens';
+import { as, tenantEnv, tenantTokenFileForAll, type Caller } from '../helpers/tenant-tokens';
 
 // GET /plants in every sort, with and without tag, q (short, and long enough for PostgreSQL's trigram shape), the
 // count and the next Link, for alice and bob, who hold plants under the same ids with the same tag and names the
@@ -49,7 +49,7 @@ async function walk(caller: Caller, path: string, count: boolean): Promise<Walke
   return walked;
 }
 
-describeTenants('GET /plants in two tenants sharing ids, tags and names', () => {
+describe('GET /plants in two tenants sharing ids, tags and names', () => {
   const listed = new Map<Caller, Listed[]>();
   beforeAll(async () => {
     // Created alternately, so their times interleave too.

@@ -1,6 +1,6 @@
 import { appForAll } from '../helpers/fixtures';
 import { uniqueId } from '../helpers/plants';
-import { actingAs, as, describeTenants, tenantEnv, tenantTokenFileForAll, withoutId, type Caller } from '../helpers/tenant-tokens';
+import { actingAs, as, tenantEnv, tenantTokenFileForAll, withoutId, type Caller } from '../helpers/tenant-tokens';
 
 // Every read and write of one plant, with alice and bob holding plants under the same ids: each sees and changes
 // only their own, and another tenant's plant answers exactly as a missing one. Each check is made from both sides,
@@ -41,7 +41,7 @@ async function onlyIn(owner: Caller): Promise<number> {
 }
 const other = (caller: Caller): Caller => (caller === 'alice' ? 'bob' : 'alice');
 
-describeTenants('one plant, two tenants sharing its id', () => {
+describe('one plant, two tenants sharing its id', () => {
   it('when both create the same id, then both succeed (no conflict) and each reads their own, by GET and HEAD', async () => {
     for (const order of [CALLERS, [...CALLERS].reverse()]) {
       const id = await shared(order);
@@ -131,7 +131,7 @@ describeTenants('one plant, two tenants sharing its id', () => {
   });
 });
 
-describeTenants('POST /plants/batch in two tenants', () => {
+describe('POST /plants/batch in two tenants', () => {
   it.each(CALLERS)("when %s's batch creates, updates and deletes ids the other holds too, then only their own plants change", async (caller) => {
     const id = await shared();
     const fresh = uniqueId();
@@ -165,7 +165,7 @@ describeTenants('POST /plants/batch in two tenants', () => {
   });
 });
 
-describeTenants('Idempotency-Key: one caller acting in two tenants', () => {
+describe('Idempotency-Key: one caller acting in two tenants', () => {
   it('when the operator sends the same key and request in alice and then in bob, then each tenant gets its own write, and a retry in each replays its own', async () => {
     const key = `tenant-key-${uniqueId()}`;
     const id = uniqueId();
@@ -201,7 +201,7 @@ describeTenants('Idempotency-Key: one caller acting in two tenants', () => {
   });
 });
 
-describeTenants('Act-As-Tenant', () => {
+describe('Act-As-Tenant', () => {
   it("when the operator acts in alice or bob, then it reads and writes exactly that tenant's plants; in its own tenant, neither", async () => {
     const id = await shared();
 

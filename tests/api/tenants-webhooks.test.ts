@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { perTest, webhookEnv } from '../helpers/fixtures';
 import { uniqueId } from '../helpers/plants';
-import { actingAs, as, describeTenants, tenantEnv, tenantTokenFileForAll } from '../helpers/tenant-tokens';
+import { actingAs, as, tenantEnv, tenantTokenFileForAll } from '../helpers/tenant-tokens';
 import type { TestApp } from '../helpers/test-app';
 import { WEBHOOK_SECRET } from '../helpers/webhook-receiver';
 
@@ -74,7 +74,7 @@ const byTenant = (deliveries: Delivery[]) =>
 const appWith = (subscribed: Subscriber, extra: Record<string, string> = {}): Promise<TestApp> =>
   each.app(tenantEnv(tokens, webhookEnv(subscribed.url, { WEBHOOK_EVENTS: 'plant.created,plant.updated,plant.deleted', ...extra })));
 
-describeTenants('webhooks in two tenants', () => {
+describe('webhooks in two tenants', () => {
   it('when alice and bob create, edit and delete under one id, then each delivery names its tenant, signed, bodies as the contract', async () => {
     const app = await appWith(hooks);
     const id = uniqueId();

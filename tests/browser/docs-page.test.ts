@@ -5,7 +5,7 @@ import type { Browser } from 'playwright-core';
 import { launchChromium } from '../helpers/browser';
 import { describeWith } from '../helpers/optional-services';
 import { uniqueId } from '../helpers/plants';
-import { startPrefixProxy } from '../helpers/prefix-proxy';
+import { startPrefixProxy } from '../helpers/http-proxy';
 import { startTestApp, storedRows, type TestApp } from '../helpers/test-app';
 
 const OUTPUT = path.resolve(__dirname, '..', '..', 'test-results', 'docs-page');

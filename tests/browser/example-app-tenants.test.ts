@@ -1,47 +1,7 @@
-import { spawnSync } from 'node:child_process';
-import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { withChromiumAndNginx } from '../helpers/example-app';
 import { openApp, signInThroughProvider, startSignInStack, type SignInStack } from '../helpers/oidc-idp';
-import { startServer, tempDataDir } from '../helpers/server-process';
-
-const ROOT = path.resolve(__dirname, '..', '..');
-
-/**
- * Each user their own plants (issue 35) needs a store whose every statement carries the tenant: until one lands,
- * the built service refuses TENANT_CLAIM at start. Asked the way it is run here (dist/server.js, JWTs only, on
- * SQLite): a refusal naming tenants skips the suite with one line; any other exit is a failure of its own.
- * Run once the SQLite store isolates tenants: `npx jest --selectProjects all --testPathPatterns example-app-tenants`.
- */
-function tenantsRefused(): string | undefined {
-  const started = spawnSync(process.execPath, [path.join(ROOT, 'dist', 'server.js')], {
-    env: {
-      PATH: process.env.PATH,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      METRICS_PORT: '0',
-      AUTH_TOKENS: '',
-      AUTH_JWKS_URL: 'http://127.0.0.1:9/idp/jwks',
-      AUTH_ISSUER: 'http://127.0.0.1:9/idp',
-      AUTH_AUDIENCE: 'plant-store',
-      TENANT_CLAIM: 'sub',
-      DATABASE_URL: `file:${path.join(tempDataDir(), 'plants.db')}`,
-    },
-    encoding: 'utf8',
-    // Refused, it exits within a second; accepted, it serves until this ends it.
-    timeout: 4000,
-  });
-  // Ended by the timeout's SIGTERM, the service drains and exits 0: what counts is that it listened.
-  if (started.stdout.includes('"msg":"listening"')) return undefined;
-  const refusal = /"msg":"cannot start: (TENANT_CLAIM: tenants are not available[^"]*)"/.exec(started.stdout)?.[1];
-  if (refusal === undefined) throw new Error(`the service exited (${started.status}) for another reason: ${started.stdout}${started.stderr}`);
-  return refusal;
-}
-
-const refused = tenantsRefused();
-if (refused !== undefined) process.stdout.write(`\nskipped: the example app's two-tenant suite; the service says "${refused}"\n`);
-const describeTenants = (name: string, body: (executablePath: string) => void): void =>
-  refused === undefined ? withChromiumAndNginx(name, body) : describe.skip(`${name} (skipped: the service says "${refused}")`, () => body(''));
+import { startServer } from '../helpers/server-process';
 
 const ids = (page: Page) => page.locator('#plants td.id').allTextContents();
 const names = (page: Page) => page.locator('#plants td.name').allTextContents();
@@ -68,7 +28,7 @@ async function listedAfter(page: Page, act: () => Promise<unknown>): Promise<voi
   await page.waitForTimeout(200);
 }
 
-describeTenants('two users of the example app, each signed in with the demo provider, in a tenant of their own (TENANT_CLAIM=sub), in Chromium', (executablePath) => {
+withChromiumAndNginx('two users of the example app, each signed in with the demo provider, in a tenant of their own (TENANT_CLAIM=sub), in Chromium', (executablePath) => {
   let stack: SignInStack;
 
   beforeAll(async () => {

@@ -1,10 +1,9 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { createClient, newPlantId } from '../../clients/typescript/src/index';
 import { appForAll } from '../helpers/fixtures';
+import { startHttpProxy, type HttpProxy } from '../helpers/http-proxy';
 import { startTestApp, TOKEN } from '../helpers/test-app';
 
-type Recorder = { url: string; seen: { method: string; path: string; tenant: string | undefined }[]; close: () => Promise<void> };
+type Recorder = HttpProxy & { seen: { method: string; path: string; tenant: string | undefined }[] };
 
 /**
  * A reverse proxy in front of the test service that notes each request's Act-As-Tenant and forwards it without
@@ -12,28 +11,13 @@ type Recorder = { url: string; seen: { method: string; path: string; tenant: str
  * the subject is what the client sends, with real answers coming back.
  */
 async function recordingProxy(upstream: string): Promise<Recorder> {
-  const target = new URL(upstream);
   const seen: Recorder['seen'] = [];
-  const server = http.createServer((req, res) => {
+  const proxy = await startHttpProxy(upstream, (req) => {
     const { 'act-as-tenant': tenant, ...headers } = req.headers;
     seen.push({ method: req.method ?? '', path: (req.url ?? '').replace(/\?.*/, ''), tenant: tenant as string | undefined });
-    const forward = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: { ...headers, host: target.host } }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    forward.on('error', () => res.writeHead(502).end());
-    req.pipe(forward);
+    return { path: req.url ?? '/', headers };
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    seen,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...proxy, seen };
 }
 
 describe('createClient({ tenant }): an operator acting in a named tenant', () => {

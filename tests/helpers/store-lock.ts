@@ -5,9 +5,10 @@ import type { TestApp } from './test-app';
 /**
  * Another session holding the plants table's write lock, on either store: creates then wait for it (SQLite:
  * retried on timers up to DATABASE_BUSY_TIMEOUT_MS; PostgreSQL: up to DATABASE_STATEMENT_TIMEOUT_MS), which keeps
- * them in progress for as long as a test needs. release() ends the lock.
+ * them in progress for as long as a test needs. release() ends the lock. `blocks`: on PostgreSQL, 'all' blocks
+ * reads of the table too, 'writes' only writes (SQLite's lock never blocks reads in WAL).
  */
-export async function lockPlants(app: TestApp): Promise<{ release: () => Promise<void> }> {
+export async function lockPlants(app: TestApp, blocks: 'all' | 'writes' = 'all'): Promise<{ release: () => Promise<void> }> {
   if (app.store === 'sqlite') {
     const locker = new Database(app.dbPath);
     locker.exec('BEGIN IMMEDIATE');
@@ -22,7 +23,7 @@ export async function lockPlants(app: TestApp): Promise<{ release: () => Promise
   const locker = new pg.Client({ connectionString: app.dbPath });
   await locker.connect();
   await locker.query('BEGIN');
-  await locker.query('LOCK TABLE plants IN ACCESS EXCLUSIVE MODE');
+  await locker.query(`LOCK TABLE plants IN ${blocks === 'all' ? 'ACCESS EXCLUSIVE' : 'SHARE ROW EXCLUSIVE'} MODE`);
   return {
     release: async () => {
       await locker.query('ROLLBACK');

@@ -6,9 +6,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ISOLATES_TENANTS as POSTGRES_ISOLATES } from '../../src/store/store.postgres';
-import { ISOLATES_TENANTS as SQLITE_ISOLATES } from '../../src/store/store.sqlite';
-import { defaultStore } from './test-app';
 
 export const ALICE = 'alice-token-0123456789abcdefghijklmnopqrstuvwxyz';
 export const BOB = 'bob-token-0123456789abcdefghijklmnopqrstuvwxyz';
@@ -48,12 +45,6 @@ export const as = (caller: Caller): Record<string, string> => ({ Authorization: 
 
 /** The headers of the operator's request acting in tenant `name` (percent-encoded as the header carries it). */
 export const actingAs = (name: string): Record<string, string> => ({ Authorization: `Bearer ${ADMIN}`, 'Act-As-Tenant': encodeURIComponent(name) });
-
-/**
- * `describe` where the store under test keeps tenants apart (its ISOLATES_TENANTS: TENANT_CLAIM refuses to start
- * on a store whose statements do not carry the tenant yet), else `describe.skip`.
- */
-export const describeTenants: jest.Describe = (defaultStore() === 'postgres' ? POSTGRES_ISOLATES : SQLITE_ISOLATES) ? describe : describe.skip;
 
 /** A body with each occurrence of the id as text replaced, to compare answers about different ids. */
 export const withoutId = (body: unknown, id: number | bigint | string): string => JSON.stringify(body).split(String(id)).join('<id>');

@@ -6,10 +6,10 @@ import { describeWith } from '../helpers/optional-services';
 import { createTestDatabase, plantRows, queryJson, type TestDatabase } from '../helpers/postgres';
 import { rowsOf, runCli, SEEDED_AT, seedStore } from '../helpers/plant-store-cli';
 import { tempDataDir } from '../helpers/server-process';
+import { TIMES } from '../helpers/transfer-lines';
 
 // Edge ids (int64's ends, 2^53 + 1, which a double cannot hold), JSON escapes and characters beyond the BMP, each
 // with the times an import keeps.
-const TIMES = '"createdAt":"2025-12-31T23:59:59.999Z","updatedAt":"2026-03-04T05:06:07.008Z"';
 const EXPORTED =
   `{"id":-9223372036854775808,"name":"lowest",${TIMES}}\n` +
   `{"id":1,"name":"Aloe \\"vera\\"","tag":"back\\\\slash",${TIMES}}\n` +

@@ -3,18 +3,11 @@ import Database from 'better-sqlite3';
 import { loadMigrations, migrate } from '../../src/db/migrate.sqlite';
 import { runCli } from '../helpers/plant-store-cli';
 import { tempDataDir } from '../helpers/server-process';
+import { TENANTS_EXPORTED as EXPORTED, TIMES } from '../helpers/transfer-lines';
 
 // Tenants through plant-store export, import, copy, backup and restore on SQLite: the same id in three tenants
 // stays three plants, each line names its tenant (the default tenant's lines none), and TENANT_DEFAULT's name
 // is the default tenant's, as a request's would be.
-
-const TIMES = '"createdAt":"2025-12-31T23:59:59.999Z","updatedAt":"2026-03-04T05:06:07.008Z"';
-// In (tenant, id) order, as an export writes them: the default tenant (no member) first.
-const EXPORTED =
-  `{"id":1,"name":"shared one",${TIMES}}\n` +
-  `{"id":2,"name":"shared two","tag":"t",${TIMES}}\n` +
-  `{"tenant":"acme","id":1,"name":"acme one",${TIMES}}\n` +
-  `{"tenant":"bob 🌿","id":1,"name":"bob one","tag":"t",${TIMES}}\n`;
 
 const env = (file: string, extra: Record<string, string> = {}) => ({ DATABASE_URL: `file:${file}`, ...extra });
 

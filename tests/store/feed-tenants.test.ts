@@ -1,21 +1,12 @@
 import { EventEmitter } from 'node:events';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../../src/config';
-import { openDatabase } from '../../src/db/database.sqlite';
-import { loadMigrations, migrate } from '../../src/db/migrate.sqlite';
 import { PlantFeed, type Sink } from '../../src/plants/plant.feed';
-import type { ChangeEvent, ChangeSignal, PlantEventLog } from '../../src/plants/plant.events';
-import { RESOURCES } from '../../src/resources';
-import { createStore } from '../../src/store';
-import type { PostgresStore } from '../../src/store/store.postgres';
-import { sqliteParts } from '../../src/store/store.sqlite';
+import type { ChangeSignal } from '../../src/plants/plant.events';
 import type { TenantKey } from '../../src/tenant';
 import { captureLogs } from '../helpers/common';
 import { describeWith } from '../helpers/optional-services';
 import { uniqueId } from '../helpers/plants';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres';
+import { openPostgresStore, sqlitePlants } from '../helpers/store-subjects';
 import { plantRepository } from '../helpers/store-parts';
 
 // The change feed inside tenants (issue 35): a stream sees its own tenant's events, live and on resume, at the
@@ -23,34 +14,10 @@ import { plantRepository } from '../helpers/store-parts';
 // Both stores' repositories signal their own commits (`changes`); the PlantParts type does not name it.
 type Plants = ReturnType<typeof plantRepository> & { changes: ChangeSignal };
 type Subject = { plants: Plants; close: () => Promise<void> };
-type ReadTenantEvents = (tenant: TenantKey, after: bigint, limit: number) => Promise<ChangeEvent[]>;
 type Frame = { event?: string; id?: string; data?: string };
 
 const alice = 'alice' as TenantKey;
 const bob = 'bob' as TenantKey;
-const config = (url: string) => loadConfig({ DATABASE_URL: url, AUTH_TOKENS: 'x'.repeat(32) });
-
-/**
- * The store's own events, with the tenant each plant was created in where the store does not yet say it (its SQL
- * selects the tenant once the store isolates tenants; from then on this view passes every event through as is).
- */
-function tenantView(plants: Plants, tenants: Map<bigint, TenantKey>): PlantEventLog {
-  const withTenant = (event: ChangeEvent): ChangeEvent => (event.tenant === '' ? { ...event, tenant: tenants.get(event.id) ?? event.tenant } : event);
-  const readEvents = async (after: bigint, limit: number) => (await plants.readEvents(after, limit)).map(withTenant);
-  // The store's own read of one tenant's events where it has one; else the store-wide read, filtered.
-  const own = (plants as { readTenantEvents?: ReadTenantEvents }).readTenantEvents?.bind(plants);
-  const readTenantEvents: ReadTenantEvents = async (tenant, after, limit) => {
-    const found: ChangeEvent[] = [];
-    for (let from = after; ; ) {
-      const events = await readEvents(from, 1000);
-      found.push(...events.filter((event) => event.tenant === tenant));
-      if (found.length >= limit || events.length < 1000) return found.slice(0, limit);
-      from = (events.at(-1) as ChangeEvent).pos;
-    }
-  };
-  const log = { readEvents, readTenantEvents: own ?? readTenantEvents, eventBounds: plants.eventBounds.bind(plants), pruneEvents: plants.pruneEvents.bind(plants) };
-  return log;
-}
 
 /** A stream's socket as the feed sees it, keeping the frames written to it. */
 function collectingSink() {
@@ -84,14 +51,13 @@ async function until(check: () => boolean, what: string, timeoutMs = 5000): Prom
 function feedContract(open: () => Promise<Subject>): void {
   let subject: Subject;
   let feed: PlantFeed;
-  const tenants = new Map<bigint, TenantKey>();
   const sinks: ReturnType<typeof collectingSink>[] = [];
 
   beforeAll(async () => {
     subject = await open();
     // Catch-up pages of two events: a resume crosses several pages, most of them other tenants' events.
     const feedConfig = { retentionMs: 3_600_000, heartbeatMs: 60_000, maxStreams: 1000, bufferEvents: 2 };
-    feed = new PlantFeed(tenantView(subject.plants, tenants), subject.plants.changes, feedConfig, captureLogs().logger);
+    feed = new PlantFeed(subject.plants, subject.plants.changes, feedConfig, captureLogs().logger);
     feed.start();
   });
   afterEach(() => {
@@ -110,7 +76,6 @@ function feedContract(open: () => Promise<Subject>): void {
   };
   const create = async (tenant: TenantKey, tag?: string) => {
     const id = BigInt(uniqueId());
-    tenants.set(id, tenant);
     const { version } = await subject.plants.create(tenant, { id, name: `plant ${id}`, ...(tag === undefined ? {} : { tag }) });
     return { id: String(id), pos: String(version) };
   };
@@ -175,22 +140,7 @@ function feedContract(open: () => Promise<Subject>): void {
 }
 
 describe('the change feed in tenants on SQLite', () => {
-  feedContract(() => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'feed-tenants-'));
-    const file = path.join(dir, 'plants.db');
-    const db = openDatabase(file, { busyTimeoutMs: 1000 });
-    const migrations = loadMigrations();
-    migrate(db, migrations);
-    const plants = plantRepository(sqliteParts(db, migrations, config(`file:${file}`), captureLogs().logger, RESOURCES)) as Plants;
-    return Promise.resolve({
-      plants,
-      close: () => {
-        db.close();
-        rmSync(dir, { recursive: true, force: true });
-        return Promise.resolve();
-      },
-    });
-  });
+  feedContract(() => Promise.resolve(sqlitePlants() as Subject));
 });
 
 describeWith('postgres', 'the change feed in tenants on PostgreSQL', (server) => {
@@ -203,8 +153,7 @@ describeWith('postgres', 'the change feed in tenants on PostgreSQL', (server) =>
   });
 
   feedContract(async () => {
-    const store = createStore(config(database.url), captureLogs().logger, RESOURCES) as PostgresStore;
-    await store.open();
+    const store = await openPostgresStore(database.url);
     return { plants: plantRepository(store) as Plants, close: () => store.close() };
   });
 });

@@ -1,48 +1,18 @@
 import { SHARED_TENANT } from '../../src/tenant';
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { loadConfig } from '../../src/config';
-import { openDatabase } from '../../src/db/database.sqlite';
-import { loadMigrations, migrate } from '../../src/db/migrate.sqlite';
-import type { ChangeEvent, PlantEventLog } from '../../src/plants/plant.events';
-import type { PlantRepository } from '../../src/plants/plant.repository';
-import { RESOURCES } from '../../src/resources';
-import { createStore } from '../../src/store';
+import type { ChangeEvent } from '../../src/plants/plant.events';
 import type { PostgresStore } from '../../src/store/store.postgres';
-import { sqliteParts } from '../../src/store/store.sqlite';
 import { plantRepository } from '../helpers/store-parts';
-import { captureLogs } from '../helpers/common';
 import { describeWith } from '../helpers/optional-services';
 import { uniqueId, withTimes } from '../helpers/plants';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres';
+import { openPostgresStore, sqlitePlants, type PlantsSubject } from '../helpers/store-subjects';
 
 // The change events each store writes with its changes: one per create, edit and delete, in the same
 // transaction, at positions that only grow; run against both stores.
-type Subject = { plants: PlantRepository & PlantEventLog; close: () => Promise<void> };
-
-const config = (url: string) => loadConfig({ DATABASE_URL: url, AUTH_TOKENS: 'x'.repeat(32) });
 const withoutTime = (events: ChangeEvent[]) => events.map(({ at: _at, ...event }) => event);
 
-function sqliteSubject(): Promise<Subject> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'plants-events-'));
-  const file = path.join(dir, 'plants.db');
-  const db = openDatabase(file, { busyTimeoutMs: 1000 });
-  const migrations = loadMigrations();
-  migrate(db, migrations);
-  const plants = plantRepository(sqliteParts(db, migrations, config(`file:${file}`), captureLogs().logger, RESOURCES));
-  return Promise.resolve({
-    plants,
-    close: () => {
-      db.close();
-      rmSync(dir, { recursive: true, force: true });
-      return Promise.resolve();
-    },
-  });
-}
-
-function eventsContract(open: () => Promise<Subject>): void {
-  let subject: Subject;
+function eventsContract(open: () => Promise<PlantsSubject>): void {
+  let subject: PlantsSubject;
   beforeAll(async () => {
     subject = await open();
   });
@@ -118,16 +88,15 @@ function eventsContract(open: () => Promise<Subject>): void {
 }
 
 describe('change events on SQLite', () => {
-  eventsContract(sqliteSubject);
+  eventsContract(() => Promise.resolve(sqlitePlants()));
 });
 
 describeWith('postgres', 'change events on PostgreSQL', (server) => {
   const stores: PostgresStore[] = [];
   let database: TestDatabase;
   const openStore = async (url: string) => {
-    const store = createStore(config(url), captureLogs().logger, RESOURCES) as PostgresStore;
+    const store = await openPostgresStore(url);
     stores.push(store);
-    await store.open();
     return store;
   };
 

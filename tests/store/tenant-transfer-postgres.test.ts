@@ -2,33 +2,20 @@ import { Readable } from 'node:stream';
 import pg from 'pg';
 import { loadPostgresMigrations, migratePostgres } from '../../src/db/migrate.postgres';
 import { exportPostgres, importPostgres } from '../../src/backup/transfer.postgres';
-import { plantLine } from '../../src/plants/plant.json';
 import { postgresPlantTransfer } from '../../src/plants/plant.transfer.postgres';
 import type { Lines } from '../../src/transfer';
 import { describeWith } from '../helpers/optional-services';
 import { createTestDatabase, queryJson, type TestDatabase } from '../helpers/postgres';
+import { TENANTS_EXPORTED as EXPORTED, TIMES } from '../helpers/transfer-lines';
 
 // Tenants through export and import on PostgreSQL (src/plants/plant.transfer.postgres.ts): the same id in three
 // tenants stays three plants, an export pages in (tenant, id) order with each line naming its tenant (the shared
-// tenant's none), and a line meets a stored plant only in its own tenant. The line format is plant.transfer.ts's
-// and plant.json.ts's; until it names tenants this suite has nothing to carry them and is left out.
-
-const TIMES = '"createdAt":"2025-12-31T23:59:59.999Z","updatedAt":"2026-03-04T05:06:07.008Z"';
-const EXPORTED =
-  `{"id":1,"name":"shared one",${TIMES}}\n` +
-  `{"id":2,"name":"shared two","tag":"t",${TIMES}}\n` +
-  `{"tenant":"acme","id":1,"name":"acme one",${TIMES}}\n` +
-  `{"tenant":"bob 🌿","id":1,"name":"bob one","tag":"t",${TIMES}}\n`;
-
-const probe = { tenant: 'acme', id: 1n, name: 'n', tag: null, createdAt: 'c', updatedAt: 'u' };
-const linesNameTenants = plantLine(probe).includes('"tenant"');
+// tenant's none), and a line meets a stored plant only in its own tenant.
 
 /** The text's lines as an import reads them, numbered from 1. */
 const linesOf = (text: string): Lines => Readable.from(text.split('\n').flatMap((part, index) => (part === '' ? [] : [[part, index + 1]])));
 
-const NAME = 'export and import with tenants (PostgreSQL)';
-
-const suite = (server: string) => {
+describeWith('postgres', 'export and import with tenants (PostgreSQL)', (server) => {
   let database: TestDatabase;
   const options = () => ({ url: database.url, poolSize: 1, statementTimeoutMs: 5000, connectTimeoutMs: 2000 });
   const exported = async () => {
@@ -76,7 +63,4 @@ const suite = (server: string) => {
     expect(other.inserted).toBe(1);
     await expect(conflict).rejects.toThrow(/^line 1: plant 1 is stored as \{"tenant":"acme","id":1,"name":"acme one"/);
   });
-};
-
-if (linesNameTenants) describeWith('postgres', NAME, suite);
-else describe.skip(`${NAME} (the export line names no tenant yet)`, () => suite(''));
+});

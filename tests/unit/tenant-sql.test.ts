@@ -3,10 +3,10 @@ import path from 'node:path';
 import { listStatement } from '../../src/plants/plant.list.postgres';
 import type { PlantListQuery } from '../../src/plants/plant.list-query';
 import { SORTS } from '../../src/plants/plant.schemas';
-import { ISOLATES_TENANTS as POSTGRES_ISOLATES } from '../../src/store/store.postgres';
+import type { TenantKey } from '../../src/tenant';
 import { ALLOWED, tenantProblems } from '../helpers/tenant-sql';
 
-// Statements as the stores write them once they carry the tenant (docs/decisions/tests.md, Tenants), each clean.
+// Statements as the stores write them, carrying the tenant (docs/decisions/tests.md, Tenants), each clean.
 const LIST = 'SELECT id, name, tag FROM plants WHERE tenant = $1 AND tag = $2 AND (name_key, name COLLATE "C", id) > ($3, $4, $5) ORDER BY name_key, name COLLATE "C", id LIMIT $6';
 const COUNTED =
   'WITH page AS (SELECT id, name FROM plants WHERE tenant = $1 AND tag = $2 ORDER BY tag, id LIMIT $3) ' +
@@ -84,9 +84,7 @@ describe('ALLOWED', () => {
   });
 });
 
-// The call as it stands, or with the tenant first once the PostgreSQL statements carry it.
-const listOf = (query: PlantListQuery) =>
-  (listStatement as (...args: unknown[]) => ReturnType<typeof listStatement>)(...(listStatement.length > 1 ? ['alice', query] : [query]));
+const listOf = (query: PlantListQuery) => listStatement('alice' as TenantKey, query);
 
 function everyListShape(): PlantListQuery[] {
   const shapes: PlantListQuery[] = [];
@@ -108,14 +106,13 @@ function everyListShape(): PlantListQuery[] {
 describe('the PostgreSQL list statements (every sort × tag × q × start × count)', () => {
   const shapes = everyListShape();
 
-  it(`carry the tenant exactly when store.postgres.ts says so (ISOLATES_TENANTS = ${POSTGRES_ISOLATES})`, () => {
+  it('carry the tenant', () => {
     const dirty = shapes.filter((query) => tenantProblems(listOf(query).text).length > 0).map((query) => listOf(query).name);
 
-    if (POSTGRES_ISOLATES) expect(dirty).toEqual([]);
-    else expect(dirty).toHaveLength(shapes.length);
+    expect(dirty).toEqual([]);
   });
 
-  (POSTGRES_ISOLATES ? it : it.skip)('each one, its first tenant condition removed, is caught', () => {
+  it('each one, its first tenant condition removed, is caught', () => {
     // The first `tenant = $1 AND `, or a `WHERE tenant = $1` that stands alone.
     const withoutTenant = (text: string) =>
       /\btenant = \$1 AND /.test(text) ? text.replace(/\b(\w+\.)?tenant = \$1 AND /, '') : text.replace(/ WHERE (\w+\.)?tenant = \$1(?= ORDER| LIMIT|\)|$)/, '');
@@ -133,11 +130,10 @@ describe("the newest plants_write of migrations/postgres (the write's function b
   const sql = readFileSync(path.join(MIGRATIONS, newest), 'utf8');
   const functions = sql.split(/(?=CREATE (?:OR REPLACE )?FUNCTION )/).filter((part) => /^CREATE (OR REPLACE )?FUNCTION plants_write\b/.test(part));
 
-  it(`${newest}: every overload carries the tenant exactly when ISOLATES_TENANTS says so`, () => {
+  it(`${newest}: every overload carries the tenant`, () => {
     const problems = functions.flatMap((part) => tenantProblems(part));
 
-    if (POSTGRES_ISOLATES) expect(problems).toEqual([]);
-    else expect(problems).not.toEqual([]);
+    expect(problems).toEqual([]);
   });
 });
 
