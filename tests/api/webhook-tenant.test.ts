@@ -16,9 +16,9 @@ import { postPlant } from '../helpers/test-app';
 import { tenantHeaderOf, WEBHOOK_SECRET, type Receiver } from '../helpers/webhook-receiver';
 
 // The webhook-tenant header (issue 35): with tenants on, each delivery names the changed plant's tenant, outside the
-// signature; tenants off, no delivery has it. Tenants cannot be turned on through the app until the stores isolate
-// them (TENANT_CLAIM is refused at start), so the tenants-on cases drive the outbox and dispatcher over a migrated
-// SQLite file of their own, as src/store wires them.
+// signature; tenants off, no delivery has it. The tenants-on cases here drive the outbox and dispatcher over a
+// migrated SQLite file of their own, as src/store wires them, to reach header values (names needing percent-encoding,
+// the default tenant's name) directly; tests/api/tenants-webhooks.test.ts shows the deliveries through HTTP.
 const { receiver, appWith } = perTest();
 
 const configWith = (receiverUrl: string, tenants: Record<string, string>) =>
@@ -46,20 +46,6 @@ function outboxOver(receiverUrl: string, tenants: Record<string, string>) {
   };
 }
 
-/** Whether the migrations give webhook_outbox its tenant column (the stores' tenant migration, SQLite 012). */
-function outboxStoresTenant(): boolean {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'webhook-tenant-'));
-  const db = openDatabase(path.join(dir, 'plants.db'), { busyTimeoutMs: 1000 });
-  try {
-    migrate(db, loadMigrations());
-    return (db.prepare("SELECT count(*) AS n FROM pragma_table_info('webhook_outbox') WHERE name = 'tenant'").get() as { n: bigint }).n > 0n;
-  } finally {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-// Before that migration every row is the shared tenant's, so another tenant's header cannot be shown yet.
-const withTenantColumn = outboxStoresTenant() ? it : it.skip;
 
 async function deliveredThrough(hooks: Receiver, tenants: Record<string, string>, entry: Partial<ChangeEntry> = {}) {
   const outbox = outboxOver(hooks.url, tenants);
@@ -101,7 +87,7 @@ describe('the webhook-tenant header', () => {
     expect(seen).toEqual({ body: '{"id":1,"name":"Fern"}', verified: true, tenant: undefined });
   });
 
-  withTenantColumn('when the outbox stores the tenant, then a delivery of another tenant\'s change names that tenant', async () => {
+  it('when the outbox stores the tenant, then a delivery of another tenant\'s change names that tenant', async () => {
     const hooks = await receiver();
 
     const seen = await deliveredThrough(hooks, { TENANT_CLAIM: 'sub', TENANT_DEFAULT: 'alice' }, { tenant: 'bob' as TenantKey });
