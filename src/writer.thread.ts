@@ -8,8 +8,7 @@
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import type Database from 'better-sqlite3';
 import { openDatabase } from './db/database.sqlite';
-import { faultOf, type RenderChannel, type WriterReply, type WriterSetup } from './db/sqlite-writer';
-import { threadCommit, type ThreadRequest } from './plants/plant.thread.sqlite';
+import { faultOf, type RenderChannel, type WriterModule, type WriterReply, type WriterSetup } from './db/sqlite-writer';
 import { outboxRecorder } from './webhooks/outbox.sqlite';
 
 const { setup, channel } = workerData as { setup: WriterSetup; channel: RenderChannel };
@@ -29,11 +28,17 @@ function render(ref: number, outcome: unknown): unknown {
   return reply.answer;
 }
 
-const commit = threadCommit(db, setup.outbox === undefined ? undefined : outboxRecorder(db, setup.outbox.subscribers, new Set(setup.outbox.types)), render);
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- the module the writing resource named
+const { threadCommit } = require(setup.module) as WriterModule;
+const outbox = setup.outbox === undefined ? undefined : outboxRecorder(db, setup.outbox.subscribers, new Set(setup.outbox.types));
+let commit: ((request: unknown) => unknown) | undefined;
 
-parentPort?.on('message', ({ id, body }: { id: number; body: ThreadRequest }) => {
+parentPort?.on('message', ({ id, body }: { id: number; body: unknown }) => {
   let reply: WriterReply<unknown>;
   try {
+    // Prepared at the first request and again after a failure: a schema that cannot prepare (a table dropped
+    // under the process) fails each write as the bug it is, not the thread.
+    commit ??= threadCommit(db, outbox, render);
     reply = { result: commit(body) };
   } catch (error) {
     reply = { fault: faultOf(error) };

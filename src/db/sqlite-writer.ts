@@ -9,10 +9,23 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
+import type { ChangeOutbox } from '../change-outbox';
 import { AppError } from '../errors';
+import type { Db } from './database.sqlite';
 
-/** What the thread opens: the file, read-only or not, and what its commits do beside the plants (the outbox). */
-export type WriterSetup = { file: string; readonly: boolean; outbox?: { subscribers: readonly string[]; types: readonly string[] } };
+/**
+ * What the thread opens: the file, read-only or not; the module (a path) whose `threadCommit` runs each request,
+ * named by the resource that writes, so the thread itself names none; and the webhook rows its commits write.
+ */
+export type WriterSetup = { file: string; readonly: boolean; module: string; outbox?: { subscribers: readonly string[]; types: readonly string[] } };
+
+/** What the named module exports: prepared once on the write connection, then called once per request. */
+export type WriterModule = {
+  threadCommit: (db: Db, outbox: ChangeOutbox | undefined, render: (ref: number, outcome: unknown) => unknown) => (request: unknown) => unknown;
+};
+
+/** The path of a module beside `file` (a caller's `__filename`), in the same form: TypeScript source or built. */
+export const moduleBeside = (file: string, name: string): string => path.join(path.dirname(file), `${name}${path.extname(file)}`);
 
 /** What the thread answers a request: the commit's result, or the fault that failed the whole batch. */
 export type WriterReply<Result> = { result: Result } | { fault: WriterFault };

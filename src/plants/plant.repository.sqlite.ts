@@ -3,7 +3,7 @@ import type Database from 'better-sqlite3';
 import type { ChangeOutbox } from '../change-outbox';
 import type { Db } from '../db/database.sqlite';
 import { GroupCommit, type Queued } from '../db/group-commit';
-import { errorOfFault, SqliteWriter } from '../db/sqlite-writer';
+import { errorOfFault, moduleBeside, SqliteWriter } from '../db/sqlite-writer';
 import type { Logger } from '../logger';
 import { AppError } from '../errors';
 import type { SqliteHealth } from '../db/health.sqlite';
@@ -86,7 +86,7 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
     this.writer = threaded
       ? new SqliteWriter(
           db,
-          { file: db.name, readonly: db.readonly, outbox: this.outbox && { subscribers: this.outbox.subscribers, types: [...this.outbox.types] } },
+          { file: db.name, readonly: db.readonly, module: moduleBeside(__filename, 'plant.thread.sqlite'), outbox: this.outbox && { subscribers: this.outbox.subscribers, types: [...this.outbox.types] } },
           (ref, outcome) => this.keeps.get(ref)?.render(outcome as Outcome),
         )
       : undefined;

@@ -6,7 +6,7 @@
  */
 import type { ChangeEntry, ChangeOutbox } from '../change-outbox';
 import type { Db } from '../db/database.sqlite';
-import { errorOfFault, faultOf, type WriterFault } from '../db/sqlite-writer';
+import { errorOfFault, faultOf, type WriterFault, type WriterModule } from '../db/sqlite-writer';
 import { sqlitePlantCommit, type Op, type Outcome } from './plant.commit.sqlite';
 import { IdempotencyKeyTaken } from './plant.idempotency-keys';
 import type { KeepAnswer, RenderedAnswer } from './plant.repository';
@@ -40,7 +40,7 @@ export function settle(result: ThreadResult, keeps: ReadonlyMap<number, KeepAnsw
 }
 
 /** The thread's side: prepared once on the write connection, then one call per posted batch. */
-export function threadCommit(db: Db, outbox: ChangeOutbox | undefined, render: (ref: number, outcome: unknown) => unknown): (request: ThreadRequest) => ThreadResult {
+export const threadCommit: WriterModule['threadCommit'] = (db: Db, outbox: ChangeOutbox | undefined, render: (ref: number, outcome: unknown) => unknown) => {
   let recorded = 0;
   const counted: ChangeOutbox | undefined =
     outbox === undefined
@@ -53,7 +53,8 @@ export function threadCommit(db: Db, outbox: ChangeOutbox | undefined, render: (
         };
   const commit = sqlitePlantCommit(db, counted);
   let pageCap = 0;
-  return ({ ops, pageCap: cap }) => {
+  return (request) => {
+    const { ops, pageCap: cap } = request as ThreadRequest;
     // The request connection's page cap holds for writes too (a cap set on the store's connection).
     if (cap !== pageCap) pageCap = Number(db.pragma(`max_page_count = ${cap}`, { simple: true }));
     recorded = 0;
@@ -70,6 +71,7 @@ export function threadCommit(db: Db, outbox: ChangeOutbox | undefined, render: (
       if (!(outcome instanceof Error)) return { outcome };
       return outcome instanceof IdempotencyKeyTaken ? { taken: true } : { bug: faultOf(outcome) };
     });
-    return { outcomes: wire, wrote, recorded, kept };
+    const result: ThreadResult = { outcomes: wire, wrote, recorded, kept };
+    return result;
   };
-}
+};
