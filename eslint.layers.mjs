@@ -31,6 +31,8 @@ export const LAYERS = {
   'src/hangup.ts': [],
   'src/node-version.ts': [],
   'src/db': [],
+  // The supervisor of WORKERS > 1 and a worker's side of it: process glue that must not load the service.
+  'src/supervisor': [],
   'src/auth': [],
   'src/docs': [],
   'src/http': ['src/auth'],
@@ -46,7 +48,7 @@ export const LAYERS = {
   'src/resources.ts': ['src/auth', 'src/plants', 'src/resource.ts', 'src/webhooks'],
   'src/service.ts': ['src/app.ts', 'src/auth', 'src/backup', 'src/http', 'src/metrics', 'src/resource.ts', 'src/resources.ts', 'src/store'],
   'src/token.cli.ts': ['src/auth', 'src/resources.ts'],
-  'src/server.ts': ['src/hangup.ts', 'src/node-version.ts', 'src/service.ts'],
+  'src/server.ts': ['src/hangup.ts', 'src/node-version.ts', 'src/service.ts', 'src/supervisor'],
 };
 
 const ROOMS = Object.keys(LAYERS);
