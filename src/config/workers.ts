@@ -4,7 +4,7 @@
 import os from 'node:os';
 import { z } from 'zod';
 import { ConfigError } from './config-error';
-import { integer, type Parsed } from './fields';
+import type { Parsed } from './fields';
 import type { limitsVariables } from './limits';
 import type { metricsVariables } from './metrics';
 import type { storeVariables } from './store';
@@ -12,9 +12,12 @@ import type { tenantsVariables } from './tenants';
 
 export const MAX_WORKERS = 1024;
 
-const workerCount = z.union([z.literal('auto'), integer(1, MAX_WORKERS)], {
-  error: `must be auto or a whole number from 1 to ${MAX_WORKERS}`,
-});
+const WORKERS_MUST = `must be auto or a whole number from 1 to ${MAX_WORKERS}`;
+const workerCount = z
+  .string()
+  .regex(/^(auto|\d+)$/, WORKERS_MUST)
+  .transform((value): 'auto' | number => (value === 'auto' ? 'auto' : Number(value)))
+  .refine((value) => value === 'auto' || (value >= 1 && value <= MAX_WORKERS), WORKERS_MUST);
 
 export const workersVariables = {
   WORKERS: workerCount.prefault('1').describe(
