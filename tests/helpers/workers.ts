@@ -58,9 +58,10 @@ export function workersForEach(server: string) {
       if (database === undefined) throw new Error('workersForEach: the database exists only while a test runs');
       return database.url;
     },
-    start: async (env: Record<string, string> = {}): Promise<ServerProcess> => {
+    /** `nodeArgs` reach the workers too (cluster forks with the supervisor's execArgv). */
+    start: async (env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<ServerProcess> => {
       const workers = Number(env.WORKERS ?? '2');
-      const process = await startServer({ WORKERS: String(workers), DATABASE_URL: database?.url ?? '', ...env });
+      const process = await startServer({ WORKERS: String(workers), DATABASE_URL: database?.url ?? '', ...env }, { nodeArgs });
       started.push(process);
       await waitForLines(process, (line) => line.msg === 'database ready', workers);
       return process;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { sleep } from '../helpers/common';
 import { describeWith } from '../helpers/optional-services';
@@ -10,6 +10,7 @@ import { childPids, halfSentRequest, isAlive, JSON_HEADERS, onNewConnection, sta
 
 const OLD = 'old-token-0123456789abcdefghijklmnopqrstuvwxyz';
 const NEW = 'new-token-0123456789abcdefghijklmnopqrstuvwxyz';
+const PRELOAD = path.resolve(__dirname, '..', 'fixtures', 'report-loaded-modules.cjs');
 const digest = (token: string) => `sha256:${createHash('sha256').update(token).digest('hex')}`;
 
 describeWith('postgres', 'the supervisor at WORKERS=2 on PostgreSQL', (server) => {
@@ -85,6 +86,25 @@ describeWith('postgres', 'the supervisor at WORKERS=2 on PostgreSQL', (server) =
     expect(reloaded.map((line) => line.worker).sort()).toEqual([1, 2]);
     expect(service.lines.find((line) => line.msg === 'SIGHUP: forwarded to every worker')).toMatchObject({ workers: 2 });
     expect(new Set(newServedBy)).toEqual(new Set([1, 2]));
+  });
+
+  it('when the service serves, then the supervisor itself has loaded neither the service, express nor pg', async () => {
+    const file = path.join(tempDataDir(), 'modules.json');
+    const service = await workers.start({ LOADED_MODULES_FILE: file }, ['--require', PRELOAD]);
+    await onNewConnection(service.url, { headers: JSON_HEADERS, body: JSON.stringify(aNewPlant()) });
+
+    service.child.kill('SIGUSR2');
+    const deadline = Date.now() + 5000;
+    while (!existsSync(file) && Date.now() < deadline) await sleep(20);
+    const modules = JSON.parse(readFileSync(file, 'utf8')) as string[];
+    const loaded = (pattern: RegExp) => modules.some((module) => pattern.test(module));
+
+    expect({
+      supervisor: loaded(/dist\/supervisor\/primary\.js$/),
+      service: loaded(/dist\/service\.js$/),
+      express: loaded(/node_modules\/express\//),
+      pg: loaded(/node_modules\/pg\//),
+    }).toEqual({ supervisor: true, service: false, express: false, pg: false });
   });
 
   it('when the supervisor is killed with SIGKILL, then its workers drain and exit on their own', async () => {
