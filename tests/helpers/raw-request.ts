@@ -1,4 +1,6 @@
 import http from 'node:http';
+import net from 'node:net';
+import { TOKEN } from './test-app';
 
 /** `text`: the body's bytes as UTF-8, for comparing answers byte for byte; `body`: the same parsed as JSON. */
 export type RawResponse = { status: number; headers: http.IncomingHttpHeaders; body: unknown; text: string };
@@ -41,3 +43,30 @@ export function requestsUntilKilled(token: string) {
     });
   return { send, close: () => agent.destroy() };
 }
+
+/** A POST /plants on its own socket whose body is sent in two halves, so it can be held in flight. */
+export function halfSentRequest(url: string, body: string) {
+  const { port } = new URL(url);
+  const socket = net.connect(Number(port), '127.0.0.1');
+  let response = '';
+  socket.setEncoding('utf8').on('data', (chunk: string) => {
+    response += chunk;
+  });
+  // A process killed with the request in flight resets it: the answer is then what came before, often nothing.
+  socket.on('error', () => undefined);
+  const closed = new Promise<string>((resolve) => socket.on('close', () => resolve(response)));
+  const half = Math.floor(body.length / 2);
+  socket.write(
+    `POST /plants HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, half)}`,
+  );
+  return {
+    finish: () => {
+      socket.write(body.slice(half));
+      return closed;
+    },
+  };
+}
+
+/** The status of a raw HTTP/1.1 response's text. */
+export const statusOf = (rawResponse: string): number => Number(rawResponse.slice(9, 12));

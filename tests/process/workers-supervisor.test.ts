@@ -6,7 +6,8 @@ import { describeWith } from '../helpers/optional-services';
 import { aNewPlant } from '../helpers/plants';
 import { plantRows } from '../helpers/postgres';
 import { startServer, tempDataDir } from '../helpers/server-process';
-import { childPids, halfSentRequest, isAlive, JSON_HEADERS, onNewConnection, statusOf, waitForLines, workersForEach } from '../helpers/workers';
+import { halfSentRequest, statusOf } from '../helpers/raw-request';
+import { childPids, isAlive, JSON_HEADERS, onNewConnection, waitForLines, workersForEach } from '../helpers/workers';
 
 const OLD = 'old-token-0123456789abcdefghijklmnopqrstuvwxyz';
 const NEW = 'new-token-0123456789abcdefghijklmnopqrstuvwxyz';
@@ -90,12 +91,14 @@ describeWith('postgres', 'the supervisor at WORKERS=2 on PostgreSQL', (server) =
 
   it('when the service serves, then the supervisor itself has loaded neither the service, express nor pg', async () => {
     const file = path.join(tempDataDir(), 'modules.json');
-    const service = await workers.start({ LOADED_MODULES_FILE: file }, ['--require', PRELOAD]);
+    const service = await startServer({ WORKERS: '2', DATABASE_URL: workers.url, LOADED_MODULES_FILE: file }, { nodeArgs: ['--require', PRELOAD] });
+    await waitForLines(service, (line) => line.msg === 'database ready', 2);
     await onNewConnection(service.url, { headers: JSON_HEADERS, body: JSON.stringify(aNewPlant()) });
 
     service.child.kill('SIGUSR2');
     const deadline = Date.now() + 5000;
     while (!existsSync(file) && Date.now() < deadline) await sleep(20);
+    await service.stop();
     const modules = JSON.parse(readFileSync(file, 'utf8')) as string[];
     const loaded = (pattern: RegExp) => modules.some((module) => pattern.test(module));
 
