@@ -31,8 +31,9 @@ export const LAYERS = {
   'src/hangup.ts': [],
   'src/node-version.ts': [],
   'src/db': [],
-  // The supervisor of WORKERS > 1 and a worker's side of it: process glue that must not load the service.
-  'src/supervisor': [],
+  // The supervisor of WORKERS > 1 and a worker's side of it: process glue that must not load the service; it serves
+  // the workers' merged metrics with the metrics listener.
+  'src/supervisor': ['src/metrics'],
   'src/auth': [],
   'src/docs': [],
   'src/http': ['src/auth'],

@@ -25,8 +25,10 @@ export type Service = {
   /** The public listener, `http://host:port`. */
   url: string;
   address: AddressInfo;
-  /** The scrape URL when METRICS_PORT is not 0. */
+  /** The scrape URL when METRICS_PORT is not 0 (and this process is no worker: its supervisor serves it). */
   metricsUrl?: string;
+  /** Every series of this process's instruments, as a supervisor merges them; undefined with METRICS_PORT=0. */
+  metricsJson: (() => Promise<object[]>) | undefined;
   /** Connections this process holds at most, and the open-file limit that cap came from. */
   connections: { maxConnections: number; openFileLimit: number | undefined };
   lifecycle: Lifecycle;
@@ -46,16 +48,18 @@ export type ServiceOptions = {
   worker?: number;
 };
 
-type MetricsPart = { instruments: Metrics; server: MetricsServer; reservedFiles: number };
+type MetricsPart = { instruments: Metrics; server?: MetricsServer; reservedFiles: number };
 
 /* eslint-disable @typescript-eslint/no-require-imports -- optional subsystems load only when configured: a
    process without them does not carry the memory prom-client, redis or a backup scheduler take. */
-function metricsListener(config: Config, logger: Logger): Part<MetricsPart> {
+function metricsListener(config: Config, logger: Logger, worker: number | undefined): Part<MetricsPart> {
   const metrics = require('./metrics') as typeof import('./metrics');
   return {
     name: 'metrics listener',
     start: async () => {
       const instruments = metrics.createMetrics();
+      // A worker's instruments are scraped by its supervisor, which serves METRICS_PORT (src/supervisor).
+      if (worker !== undefined) return { instruments, reservedFiles: 0 };
       let server: MetricsServer;
       try {
         server = await metrics.serveMetrics(instruments.registry, { host: config.metricsHost, port: config.metricsPort });
@@ -66,7 +70,7 @@ function metricsListener(config: Config, logger: Logger): Part<MetricsPart> {
       logger.info({ url: server.url }, 'metrics listening');
       return { instruments, server, reservedFiles: metrics.METRICS_MAX_CONNECTIONS };
     },
-    stop: (_deadline, { server }) => server.close(),
+    stop: (_deadline, { server }) => server?.close(),
   };
 }
 
@@ -119,7 +123,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
   const parts = new Parts((part, err) => logger.warn({ err, part }, `stopping the ${part} failed`));
 
   // The metrics listener first: a taken METRICS_PORT fails the start with nothing else to undo.
-  const metricsPart = await parts.start(optional(config.metricsPort !== 0, () => metricsListener(config, logger)));
+  const metricsPart = await parts.start(optional(config.metricsPort !== 0, () => metricsListener(config, logger, options.worker)));
   const metrics = metricsPart?.instruments;
   const store = await parts.start(storePart(config, logger, { observer: metrics?.store, webhookObserver: metrics?.webhooks, feedObserver: metrics?.feed }, options));
   const shared = await parts.start(optional(config.redisUrl, (url) => sharedRateLimit(url, config, logger)));
@@ -147,7 +151,8 @@ export async function startService(config: Config, logger: Logger, options: Serv
   return {
     url: `http://${host}:${address.port}`,
     address,
-    metricsUrl: metricsPart?.server.url,
+    metricsUrl: metricsPart?.server?.url,
+    metricsJson: metrics && (() => metrics.registry.getMetricsAsJSON()),
     connections: { maxConnections, openFileLimit },
     lifecycle,
     drain: (signal, deadline) => (drained ??= drain(signal, deadline)),

@@ -6,7 +6,6 @@ import { z } from 'zod';
 import { ConfigError } from './config-error';
 import type { Parsed } from './fields';
 import type { limitsVariables } from './limits';
-import type { metricsVariables } from './metrics';
 import type { storeVariables } from './store';
 import type { tenantsVariables } from './tenants';
 
@@ -21,15 +20,14 @@ const workerCount = z
 
 export const workersVariables = {
   WORKERS: workerCount.prefault('1').describe(
-    `Processes serving the port: \`1\` runs one process; more (up to ${MAX_WORKERS}) runs a supervisor that starts that many workers, each the whole service, hands them connections in turn, restarts one that dies and drains all on SIGTERM; \`auto\` is the cores this process may use (\`os.availableParallelism()\`). Above 1 it needs PostgreSQL (SQLite across workers waits for the single writer, issue 36), \`REDIS_URL\` when a rate limit is on, and \`METRICS_PORT=0\`. \`MAX_CONNECTIONS\`, \`EVENTS_MAX_STREAMS\` and \`LOAD_SHED_LAG_MS\` apply to each worker; \`DATABASE_POOL_SIZE\` is split among them (docs/operations.md, Workers).`,
+    `Processes serving the port: \`1\` runs one process; more (up to ${MAX_WORKERS}) runs a supervisor that starts that many workers, each the whole service, hands them connections in turn, restarts one that dies and drains all on SIGTERM; \`auto\` is the cores this process may use (\`os.availableParallelism()\`). Above 1 it needs PostgreSQL (SQLite across workers waits for the single writer, issue 36) and \`REDIS_URL\` when a rate limit is on. One scrape on \`METRICS_PORT\` merges every worker's series. \`MAX_CONNECTIONS\`, \`EVENTS_MAX_STREAMS\` and \`LOAD_SHED_LAG_MS\` apply to each worker; \`DATABASE_POOL_SIZE\` is split among them (docs/operations.md, Workers).`,
   ),
 };
 
 // Read, not owned: each is described by its own slice, and the schema holds it from there.
 type ReadVariables = Pick<typeof storeVariables, 'DATABASE_URL'> &
   Pick<typeof limitsVariables, 'RATE_LIMIT_PER_MINUTE' | 'REDIS_URL'> &
-  Pick<typeof tenantsVariables, 'RATE_LIMIT_PER_TENANT_PER_MINUTE'> &
-  Pick<typeof metricsVariables, 'METRICS_PORT'>;
+  Pick<typeof tenantsVariables, 'RATE_LIMIT_PER_TENANT_PER_MINUTE'>;
 
 /** `auto`: the cores this process may use, which libuv bounds by the CPU affinity and the cgroup quota. */
 export function resolveWorkers(value: 'auto' | number, cores: () => number = os.availableParallelism): number {
@@ -57,9 +55,6 @@ export function workersSettings(env: Parsed<typeof workersVariables & ReadVariab
     }
     if (env.RATE_LIMIT_PER_TENANT_PER_MINUTE > 0 && env.REDIS_URL === undefined) {
       refuse('RATE_LIMIT_PER_TENANT_PER_MINUTE', `${apart}; set REDIS_URL to share the counters, RATE_LIMIT_PER_TENANT_PER_MINUTE=0 to turn the limit off, or WORKERS=1`);
-    }
-    if (env.METRICS_PORT !== 0) {
-      refuse('METRICS_PORT', `one scrape merged across workers is not built yet (issue 36); set METRICS_PORT=0 to turn metrics off at WORKERS=${workers}, or WORKERS=1`);
     }
   }
   return { workers };

@@ -12,6 +12,12 @@ export type ListeningMessage = {
 /** Supervisor → worker: drain now, by this Date.now() instant, the one deadline every worker shares. */
 export type DrainMessage = { type: 'drain'; signal: NodeJS.Signals | undefined; deadline: number };
 
+/** Supervisor → worker: a scrape wants this worker's series; `id` pairs the reply with its scrape. */
+export type MetricsRequest = { type: 'metrics'; id: number };
+
+/** Worker → supervisor: its series as `getMetricsAsJSON()` gives them (empty while it starts). */
+export type MetricsReply = { type: 'metrics'; id: number; metrics: object[] };
+
 /** The environment a worker is forked with beside the supervisor's own. */
 export const WORKER_SLOT_VARIABLE = 'PLANT_STORE_WORKER';
 /** The token the supervisor generated when no source is set, so every worker accepts the same one. */
@@ -23,4 +29,8 @@ export function isDrainMessage(message: unknown): message is DrainMessage {
 
 export function isListeningMessage(message: unknown): message is ListeningMessage {
   return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'listening';
+}
+
+export function isMetricsMessage(message: unknown): message is MetricsRequest & Partial<MetricsReply> {
+  return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'metrics';
 }

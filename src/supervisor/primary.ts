@@ -8,7 +8,9 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Config } from '../config';
 import type { Logger } from '../logger';
 import { relayLines } from './log-relay';
-import { GENERATED_TOKEN_VARIABLE, WORKER_SLOT_VARIABLE, isListeningMessage, type DrainMessage, type ListeningMessage } from './messages';
+import type { MetricsServer } from '../metrics/metrics-listener';
+import type { ClusterMetrics } from './cluster-metrics';
+import { GENERATED_TOKEN_VARIABLE, WORKER_SLOT_VARIABLE, isListeningMessage, isMetricsMessage, type DrainMessage, type ListeningMessage, type MetricsReply } from './messages';
 import { Restarts } from './restarts';
 
 // Past the drain's deadline a worker gets this long to exit on its own before SIGKILL.
@@ -19,7 +21,7 @@ const RELAY_GRACE_MS = 1000;
 type Slot = { n: number; worker?: Worker; forkedAt: number; listened: boolean; restart?: NodeJS.Timeout };
 
 export type PrimaryOptions = {
-  config: Pick<Config, 'workers' | 'shutdownTimeoutMs' | 'authTokens' | 'tokenSource'>;
+  config: Pick<Config, 'workers' | 'shutdownTimeoutMs' | 'authTokens' | 'tokenSource' | 'metricsPort' | 'metricsHost'>;
   logger: Logger;
   /** Writes workers' complete lines into the supervisor's stdout (src/logger.ts createRelayingLogger). */
   relay: (lines: Buffer) => void;
@@ -28,14 +30,15 @@ export type PrimaryOptions = {
 
 export function runPrimary(options: PrimaryOptions): void {
   cluster.schedulingPolicy = cluster.SCHED_RR;
-  // silent: each worker's stdout and stderr are pipes to here, so their lines reach stdout whole.
-  cluster.setupPrimary({ silent: true });
+  // silent: each worker's stdout and stderr are pipes to here, so their lines reach stdout whole. advanced: a
+  // metric's NaN (unknown) crosses IPC as NaN, not as JSON's null.
+  cluster.setupPrimary({ silent: true, serialization: 'advanced' });
   const supervisor = new Supervisor(options);
   // A listener is called with the signal's number too, which is no exit code.
   process.on('SIGTERM', (signal) => supervisor.shutdown(signal));
   process.on('SIGINT', (signal) => supervisor.shutdown(signal));
   process.on('SIGHUP', () => supervisor.hangup());
-  supervisor.start();
+  void supervisor.start();
 }
 
 class Supervisor {
@@ -47,6 +50,7 @@ class Supervisor {
   private stopping = false;
   private worst = 0;
   private killer: NodeJS.Timeout | undefined;
+  private metrics: { merge: ClusterMetrics; server?: MetricsServer } | undefined;
 
   constructor(private readonly options: PrimaryOptions) {
     const { config } = options;
@@ -55,8 +59,24 @@ class Supervisor {
     this.token = config.tokenSource === 'generated' ? config.authTokens[0] : undefined;
   }
 
-  start(): void {
-    this.options.logger.info({ workers: this.options.config.workers }, 'starting workers');
+  /** The metrics listener first (a taken METRICS_PORT fails the start with no worker to stop), then the workers. */
+  async start(): Promise<void> {
+    const { config, logger } = this.options;
+    if (config.metricsPort !== 0) {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- prom-client only when metrics are on
+      const { ClusterMetrics } = require('./cluster-metrics') as typeof import('./cluster-metrics');
+      this.metrics = { merge: new ClusterMetrics(() => this.live()) };
+      try {
+        this.metrics.server = await this.metrics.merge.serve({ host: config.metricsHost, port: config.metricsPort });
+      } catch (err) {
+        // The message names METRICS_PORT and how to change it or turn metrics off (src/metrics/metrics-listener.ts).
+        logger.fatal({ err }, (err as Error).message);
+        this.options.exit(1);
+        return;
+      }
+      logger.info({ url: this.metrics.server.url }, 'metrics listening');
+    }
+    logger.info({ workers: config.workers }, 'starting workers');
     for (const slot of this.slots) this.fork(slot);
   }
 
@@ -104,6 +124,7 @@ class Supervisor {
     stderr?.pipe(process.stderr, { end: false });
     worker.on('message', (message: unknown) => {
       if (isListeningMessage(message)) this.listened(slot, message);
+      else if (isMetricsMessage(message)) this.metrics?.merge.received(message as MetricsReply);
     });
     worker.on('exit', (code, signal) => this.exited(slot, worker, code, signal as NodeJS.Signals | null));
   }
@@ -144,7 +165,8 @@ class Supervisor {
     if (this.live().length > 0) return;
     clearTimeout(this.killer);
     const grace = new Promise((resolve) => setTimeout(resolve, RELAY_GRACE_MS).unref());
-    void Promise.race([Promise.all(this.relays), grace]).then(() => {
+    void Promise.race([Promise.all(this.relays), grace]).then(async () => {
+      await this.metrics?.server?.close();
       this.options.logger.info({ code: this.worst }, 'stopped');
       this.options.exit(this.worst);
     });

@@ -19,7 +19,6 @@ describe('what WORKERS > 1 refuses at start', () => {
   it.each([
     ['RATE_LIMIT_PER_MINUTE', { RATE_LIMIT_PER_MINUTE: '100' }, 'RATE_LIMIT_PER_MINUTE: with WORKERS=3 each worker would count on its own and allow 3 times the limit; set REDIS_URL to share the counters, RATE_LIMIT_PER_MINUTE=0 to turn the limit off, or WORKERS=1'],
     ['RATE_LIMIT_PER_TENANT_PER_MINUTE', { TENANT_CLAIM: 'sub', RATE_LIMIT_PER_TENANT_PER_MINUTE: '100' }, 'RATE_LIMIT_PER_TENANT_PER_MINUTE: with WORKERS=3 each worker would count on its own and allow 3 times the limit; set REDIS_URL to share the counters, RATE_LIMIT_PER_TENANT_PER_MINUTE=0 to turn the limit off, or WORKERS=1'],
-    ['METRICS_PORT', { METRICS_PORT: '9464' }, 'METRICS_PORT: one scrape merged across workers is not built yet (issue 36); set METRICS_PORT=0 to turn metrics off at WORKERS=3, or WORKERS=1'],
   ])('when WORKERS=3 on PostgreSQL meets %s kept per process, then the process exits 1 with the line naming it', async (_name, env, line) => {
     const server = await startServer({ WORKERS: '3', DATABASE_URL: POSTGRES, ...env }, { expectListening: false });
 
@@ -29,7 +28,7 @@ describe('what WORKERS > 1 refuses at start', () => {
     expect(server.stderr()).toBe(`plant-store: invalid configuration:\n✖ ${line}\n`);
   });
 
-  it('when the rate limit counters are in Redis and metrics are off, then WORKERS=3 on PostgreSQL passes the configuration', async () => {
+  it('when the rate limit counters are in Redis, then WORKERS=3 on PostgreSQL passes the configuration', async () => {
     const server = await startServer(
       { WORKERS: '3', DATABASE_URL: POSTGRES, RATE_LIMIT_PER_MINUTE: '100', REDIS_URL: 'redis://127.0.0.1:1', DATABASE_CONNECT_TIMEOUT_MS: '200', DATABASE_STATEMENT_TIMEOUT_MS: '300' },
       { expectListening: false },

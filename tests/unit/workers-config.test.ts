@@ -36,10 +36,6 @@ describe('WORKERS', () => {
     expect(loadConfig({ ...POSTGRES, WORKERS: '2', RATE_LIMIT_PER_MINUTE: '60', REDIS_URL: 'redis://cache:6379' }).rateLimitPerMinute).toBe(60);
   });
 
-  it('when METRICS_PORT is on at WORKERS=2, then the start is refused naming it', () => {
-    expect(errorOf({ ...POSTGRES, WORKERS: '2', METRICS_PORT: '9464' })).toMatch(/^invalid configuration:\n✖ METRICS_PORT: one scrape merged across workers is not built yet/);
-  });
-
   it('when DATABASE_POOL_SIZE is split, then each worker gets its share rounded up, at least 2, and one process the whole', () => {
     expect([poolPerWorker(10, 1), poolPerWorker(10, 4), poolPerWorker(10, 8), poolPerWorker(1, 2), poolPerWorker(100, 3)]).toEqual([10, 3, 2, 2, 34]);
   });
