@@ -19,9 +19,9 @@ export type MetricsRequest = { type: 'metrics'; id: number };
 export type MetricsReply = { type: 'metrics'; id: number; metrics: object[] };
 
 /** The environment a worker is forked with beside the supervisor's own. */
-export const WORKER_SLOT_VARIABLE = 'PLANT_STORE_WORKER';
+export const WORKER_SLOT_VARIABLE = 'SUPERVISED_WORKER_SLOT';
 /** The token the supervisor generated when no source is set, so every worker accepts the same one. */
-export const GENERATED_TOKEN_VARIABLE = 'PLANT_STORE_GENERATED_TOKEN';
+export const GENERATED_TOKEN_VARIABLE = 'SUPERVISOR_GENERATED_TOKEN';
 
 export function isDrainMessage(message: unknown): message is DrainMessage {
   return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === 'drain';

@@ -76,6 +76,8 @@ class Supervisor {
       }
       logger.info({ url: this.metrics.server.url }, 'metrics listening');
     }
+    // SIGTERM while the metrics listener opened: nothing to fork any more.
+    if (this.stopping) return;
     logger.info({ workers: config.workers }, 'starting workers');
     for (const slot of this.slots) this.fork(slot);
   }

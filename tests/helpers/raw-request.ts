@@ -27,9 +27,11 @@ export function rawRequest(
 
 /**
  * Requests to a server a test is about to kill: a keep-alive pool of 50 sockets, the bearer token and a JSON type
- * on each, and a connection error (the process gone) answered as status 0 rather than thrown.
+ * on each, and a connection error (the process gone) answered as status 0 rather than thrown. `timeoutMs`: a
+ * request unanswered by then is given up as status 0 too (a connection the cluster's supervisor was handing to a
+ * worker as it died is never answered: docs/decisions/workers.md).
  */
-export function requestsUntilKilled(token: string) {
+export function requestsUntilKilled(token: string, timeoutMs?: number) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 50 });
   const send = (url: string, method: string, pathname: string, options: { body?: string; headers?: Record<string, string> } = {}) =>
     new Promise<{ status: number; headers: http.IncomingHttpHeaders }>((resolve) => {
@@ -39,6 +41,7 @@ export function requestsUntilKilled(token: string) {
         response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers }));
       });
       request.on('error', () => resolve({ status: 0, headers: {} }));
+      if (timeoutMs !== undefined) request.setTimeout(timeoutMs, () => request.destroy());
       request.end(options.body);
     });
   return { send, close: () => agent.destroy() };

@@ -24,7 +24,7 @@ describeWith('postgres', 'a worker killed at WORKERS=2 on PostgreSQL', (server) 
 
   it('when a worker is killed with SIGKILL under 50 connections of creates, then it is replaced with a log line and every acknowledged create is stored', async () => {
     const service = await workers.start();
-    const client = requestsUntilKilled(TOKEN);
+    const client = requestsUntilKilled(TOKEN, 10_000);
     const acknowledged: string[] = [];
     let running = true;
     const loops = Array.from({ length: 50 }, async () => {
@@ -47,7 +47,7 @@ describeWith('postgres', 'a worker killed at WORKERS=2 on PostgreSQL', (server) 
     expect(acknowledged.length).toBeGreaterThan(100);
     expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
     expect((await client.send(service.url, 'GET', '/readyz')).status).toBe(200);
-  });
+  }, 120_000);
 
   it('when workers keep dying, then the second exit of a slot waits 100 ms and past max(5, 2 × WORKERS) exits in a minute the supervisor stops with exit 1', async () => {
     const service = await workers.start();
@@ -61,5 +61,5 @@ describeWith('postgres', 'a worker killed at WORKERS=2 on PostgreSQL', (server) 
     expect(exitedLines(service).map((line) => line.restartInMs)).toContain(100);
     expect(service.lines.find((line) => line.msg === 'workers are crash looping: too many exits in the last minute; stopping')).toMatchObject({ level: 60, exitsLastMinute: 6 });
     expect(exit).toEqual({ code: 1, signal: null });
-  });
+  }, 120_000);
 });
