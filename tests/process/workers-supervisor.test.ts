@@ -89,6 +89,20 @@ describeWith('postgres', 'the supervisor at WORKERS=2 on PostgreSQL', (server) =
     expect(new Set(newServedBy)).toEqual(new Set([1, 2]));
   });
 
+  it('when no token source is set, then both workers accept the one token generated at start', async () => {
+    const service = await workers.start({ AUTH_TOKENS: '' });
+    const generated = service.lines.filter((line) => typeof line.token === 'string');
+    const token = String(generated[0]?.token);
+
+    const read = await Promise.all(Array.from({ length: 6 }, () => onNewConnection(service.url, { method: 'GET', path: '/plants/1', headers: { Authorization: `Bearer ${token}` } })));
+    await sleep(300);
+    const servedBy = new Set(service.lines.filter((line) => line.msg === 'request' && line.path === '/plants/1').map((line) => line.worker));
+
+    expect(generated.map((line) => [line.worker, line.token]).sort()).toEqual([[1, token], [2, token]]);
+    expect(read.map((response) => response.status)).toEqual(Array(6).fill(404));
+    expect(servedBy).toEqual(new Set([1, 2]));
+  });
+
   it('when the service serves, then the supervisor itself has loaded neither the service, express nor pg', async () => {
     const file = path.join(tempDataDir(), 'modules.json');
     const service = await startServer({ WORKERS: '2', DATABASE_URL: workers.url, LOADED_MODULES_FILE: file }, { nodeArgs: ['--require', PRELOAD] });
