@@ -159,7 +159,10 @@ class Supervisor {
         return;
       }
       logger.error({ ...facts, restartInMs: verdict.restartInMs, exitsLastMinute: verdict.exitsLastMinute }, 'worker exited');
-      slot.restart = setTimeout(() => this.fork(slot), verdict.restartInMs);
+      slot.restart = setTimeout(() => {
+        this.metrics?.merge.restarted();
+        this.fork(slot);
+      }, verdict.restartInMs);
     }
   }
 

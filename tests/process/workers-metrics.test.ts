@@ -34,11 +34,12 @@ describeWith('postgres', 'metrics at WORKERS=2 on PostgreSQL', (server) => {
     expect(servedBy).toEqual(new Set([1, 2]));
     expect(scraped.status).toBe(200);
     expect(valueOf(scraped, 'http_request_duration_seconds_count', CREATED)).toBe(10);
+    expect(valueOf(scraped, 'plants_worker_restarts_total')).toBe(0);
     expect(service.lines.find((line) => line.msg === 'metrics listening')).toEqual(expect.objectContaining({ url }));
     expect(service.lines.find((line) => line.msg === 'metrics listening')).not.toHaveProperty('worker');
   });
 
-  it('when a worker is killed and replaced, then the scrape still answers and counts what the workers serve after it', async () => {
+  it('when a worker is killed and replaced, then the scrape still answers, counts the restart and what the workers serve after it', async () => {
     const port = await freePort();
     const service = await workers.start({ METRICS_PORT: String(port) });
     const url = `http://127.0.0.1:${port}/metrics`;
@@ -52,5 +53,6 @@ describeWith('postgres', 'metrics at WORKERS=2 on PostgreSQL', (server) => {
     expect(created.status).toBe(200);
     expect(scraped.status).toBe(200);
     expect(valueOf(scraped, 'http_request_duration_seconds_count', CREATED)).toBe(1);
+    expect(valueOf(scraped, 'plants_worker_restarts_total')).toBe(1);
   });
 });
