@@ -31,6 +31,9 @@ export const LAYERS = {
   'src/hangup.ts': [],
   'src/node-version.ts': [],
   'src/db': [],
+  // The supervisor of WORKERS > 1 and a worker's side of it: process glue that must not load the service; it serves
+  // the workers' merged metrics with the metrics listener.
+  'src/supervisor': ['src/metrics'],
   'src/auth': [],
   'src/docs': [],
   'src/http': ['src/auth'],
@@ -46,7 +49,7 @@ export const LAYERS = {
   'src/resources.ts': ['src/auth', 'src/plants', 'src/resource.ts', 'src/webhooks'],
   'src/service.ts': ['src/app.ts', 'src/auth', 'src/backup', 'src/http', 'src/metrics', 'src/resource.ts', 'src/resources.ts', 'src/store'],
   'src/token.cli.ts': ['src/auth', 'src/resources.ts'],
-  'src/server.ts': ['src/hangup.ts', 'src/node-version.ts', 'src/service.ts'],
+  'src/server.ts': ['src/hangup.ts', 'src/node-version.ts', 'src/service.ts', 'src/supervisor'],
   // The SQLite writer thread's glue: the write connection and the outbox rows; the commit is the module a resource names.
   'src/writer.thread.ts': ['src/db', 'src/webhooks'],
 };

@@ -7,23 +7,43 @@ export type { Logger };
 const FINAL_FLUSH_MS = 500;
 
 /**
- * JSON lines on stdout (or the given stream, which tests use to read the lines back).
+ * JSON lines on stdout (or the given stream, which tests use to read the lines back). `bindings` go on every line:
+ * a worker's `{worker: n}` (src/supervisor).
  * No pid/hostname: the container runtime already labels each line, and every byte is paid per request.
  */
-export function createLogger(config: Pick<Config, 'logLevel'> & Partial<Pick<Config, 'logBufferBytes'>>, destination?: DestinationStream): Logger {
-  const stdout = destination === undefined ? bufferedStdout(config.logBufferBytes ?? 4 * 1024 * 1024) : undefined;
+export function createLogger(
+  config: Pick<Config, 'logLevel'> & Partial<Pick<Config, 'logBufferBytes'>>,
+  destination?: DestinationStream,
+  bindings?: Record<string, unknown>,
+): Logger {
+  return loggerOn(config, destination ?? bufferedStdout(config.logBufferBytes ?? 4 * 1024 * 1024), bindings).logger;
+}
+
+/**
+ * The supervisor's logger, and `relay`, which writes workers' complete lines into the same batched stdout: one
+ * writer on the process's stdout, so no line is cut by another's.
+ */
+export function createRelayingLogger(config: Pick<Config, 'logLevel' | 'logBufferBytes'>): { logger: Logger; relay: (lines: Buffer) => void } {
+  const stdout = bufferedStdout(config.logBufferBytes);
+  return { logger: loggerOn(config, stdout).logger, relay: stdout.raw };
+}
+
+function loggerOn(config: Pick<Config, 'logLevel'>, destination: DestinationStream | BufferedStdout, bindings?: Record<string, unknown>) {
+  const stdout = 'reportDrops' in destination ? destination : undefined;
   const logger = pino(
     {
       level: config.logLevel,
-      base: undefined,
+      base: bindings,
       // Belt and braces: nothing logs headers today, but a future `req` serializer must not leak tokens.
       redact: ['req.headers.authorization', 'headers.authorization'],
     },
-    destination ?? stdout?.lines,
+    stdout?.lines ?? (destination as DestinationStream),
   );
   stdout?.reportDrops(logger);
-  return logger;
+  return { logger };
 }
+
+type BufferedStdout = ReturnType<typeof bufferedStdout>;
 
 /**
  * stdout through sonic-boom in batched writes instead of one write(2) per line (a write per line costs
@@ -76,6 +96,9 @@ function bufferedStdout(maxBytes: number) {
   };
   return {
     lines,
+    raw: (chunk: Buffer) => {
+      stream.write(chunk as unknown as string);
+    },
     reportDrops: (logger: Logger) => {
       let scheduled = false;
       stream.on('write', () => {

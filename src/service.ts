@@ -25,32 +25,41 @@ export type Service = {
   /** The public listener, `http://host:port`. */
   url: string;
   address: AddressInfo;
-  /** The scrape URL when METRICS_PORT is not 0. */
+  /** The scrape URL when METRICS_PORT is not 0 (and this process is no worker: its supervisor serves it). */
   metricsUrl?: string;
+  /** Every series of this process's instruments, as a supervisor merges them; undefined with METRICS_PORT=0. */
+  metricsJson: (() => Promise<object[]>) | undefined;
+  /** Connections this process holds at most, and the open-file limit that cap came from. */
+  connections: { maxConnections: number; openFileLimit: number | undefined };
   lifecycle: Lifecycle;
   /**
-   * Readiness off, then every part stopped in reverse within SHUTDOWN_TIMEOUT_MS: the listener stops accepting,
-   * background work stops (webhook attempts settled), in-flight requests finish, then Redis, the store and the
-   * metrics listener close. Resolves with the exit code the drain earned: 0, or 1 when it timed out. Idempotent.
+   * Readiness off, then every part stopped in reverse within SHUTDOWN_TIMEOUT_MS (or by `deadline`, a Date.now()
+   * instant, which a supervisor gives all its workers): the listener stops accepting, background work stops
+   * (webhook attempts settled), in-flight requests finish, then Redis, the store and the metrics listener close.
+   * Resolves with the exit code the drain earned: 0, or 1 when it timed out. Idempotent.
    */
-  drain: (signal?: NodeJS.Signals) => Promise<number>;
+  drain: (signal?: NodeJS.Signals, deadline?: number) => Promise<number>;
 };
 
 export type ServiceOptions = {
   /** Builds the store instead of createStore; tests use it to run the app on a connection they provoke faults on. */
   store?: (hooks: StoreHooks, resources: readonly Resource[]) => Store;
+  /** This process is worker n of a supervisor (src/supervisor): its start line says `worker listening`. */
+  worker?: number;
 };
 
-type MetricsPart = { instruments: Metrics; server: MetricsServer; reservedFiles: number };
+type MetricsPart = { instruments: Metrics; server?: MetricsServer; reservedFiles: number };
 
 /* eslint-disable @typescript-eslint/no-require-imports -- optional subsystems load only when configured: a
    process without them does not carry the memory prom-client, redis or a backup scheduler take. */
-function metricsListener(config: Config, logger: Logger): Part<MetricsPart> {
+function metricsListener(config: Config, logger: Logger, worker: number | undefined): Part<MetricsPart> {
   const metrics = require('./metrics') as typeof import('./metrics');
   return {
     name: 'metrics listener',
     start: async () => {
       const instruments = metrics.createMetrics();
+      // A worker's instruments are scraped by its supervisor, which serves METRICS_PORT (src/supervisor).
+      if (worker !== undefined) return { instruments, reservedFiles: 0 };
       let server: MetricsServer;
       try {
         server = await metrics.serveMetrics(instruments.registry, { host: config.metricsHost, port: config.metricsPort });
@@ -61,7 +70,7 @@ function metricsListener(config: Config, logger: Logger): Part<MetricsPart> {
       logger.info({ url: server.url }, 'metrics listening');
       return { instruments, server, reservedFiles: metrics.METRICS_MAX_CONNECTIONS };
     },
-    stop: (_deadline, { server }) => server.close(),
+    stop: (_deadline, { server }) => server?.close(),
   };
 }
 
@@ -114,12 +123,12 @@ export async function startService(config: Config, logger: Logger, options: Serv
   const parts = new Parts((part, err) => logger.warn({ err, part }, `stopping the ${part} failed`));
 
   // The metrics listener first: a taken METRICS_PORT fails the start with nothing else to undo.
-  const metricsPart = await parts.start(optional(config.metricsPort !== 0, () => metricsListener(config, logger)));
+  const metricsPart = await parts.start(optional(config.metricsPort !== 0, () => metricsListener(config, logger, options.worker)));
   const metrics = metricsPart?.instruments;
   const store = await parts.start(storePart(config, logger, { observer: metrics?.store, webhookObserver: metrics?.webhooks, feedObserver: metrics?.feed }, options));
   const shared = await parts.start(optional(config.redisUrl, (url) => sharedRateLimit(url, config, logger)));
   const app = createApp({ config, logger, resources: store.resources, access, readiness: store.readiness, lifecycle, metrics, tokens, rateLimitStore: shared?.store, tenantRateLimitStore: shared?.tenantStore });
-  const http = publicListener(app, config, logger, metricsPart?.reservedFiles ?? 0);
+  const http = publicListener(app, config, logger, metricsPart?.reservedFiles ?? 0, options.worker === undefined ? 'listening' : 'worker listening');
   const address = await parts.start(http.listener);
   // Migrating after listen (PostgreSQL; SQLite has migrated in createStore): a replica waiting for another's
   // migration lock is alive (/healthz 200) and unready (/readyz 503) meanwhile, instead of silent until a
@@ -128,15 +137,24 @@ export async function startService(config: Config, logger: Logger, options: Serv
   await parts.start(parts.together('background', background(config, logger, store, tokens, metrics)));
   await parts.start(http.intake);
 
-  const drain = async (signal?: NodeJS.Signals): Promise<number> => {
+  const drain = async (signal?: NodeJS.Signals, deadline = Date.now() + config.shutdownTimeoutMs): Promise<number> => {
     lifecycle.shuttingDown = true;
-    logger.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'shutting down: readiness off, draining in-flight requests');
-    await parts.stop(Date.now() + config.shutdownTimeoutMs);
+    logger.info({ signal, timeoutMs: Math.max(0, deadline - Date.now()) }, 'shutting down: readiness off, draining in-flight requests');
+    await parts.stop(deadline);
     const code = http.timedOut() ? 1 : 0;
     logger.info({ code }, 'stopped');
     return code;
   };
   let drained: Promise<number> | undefined;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return { url: `http://${host}:${address.port}`, address, metricsUrl: metricsPart?.server.url, lifecycle, drain: (signal) => (drained ??= drain(signal)) };
+  const { maxConnections, openFileLimit } = http.cap() ?? { maxConnections: 0, openFileLimit: undefined };
+  return {
+    url: `http://${host}:${address.port}`,
+    address,
+    metricsUrl: metricsPart?.server?.url,
+    metricsJson: metrics && (() => metrics.registry.getMetricsAsJSON()),
+    connections: { maxConnections, openFileLimit },
+    lifecycle,
+    drain: (signal, deadline) => (drained ??= drain(signal, deadline)),
+  };
 }

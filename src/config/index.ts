@@ -15,11 +15,13 @@ import { serverSettings, serverVariables } from './server';
 import { storeSettings, storeVariables } from './store';
 import { tenantsSettings, tenantsVariables } from './tenants';
 import { webhookSettings, webhookVariables } from './webhooks';
+import { workersSettings, workersVariables } from './workers';
 
 export { ConfigError } from './config-error';
 export type { DatabaseTarget } from './fields';
 export { MIN_TOKEN_LENGTH, TOKEN_SYNTAX, type TokenSource } from './auth';
 export { checkEventTypes, type WebhookConfig, type WebhookSubscriber } from './webhooks';
+export { poolPerWorker } from './workers';
 
 /**
  * Every variable the service reads, in the order of the slices; a slice that reads another's variable names the
@@ -29,6 +31,7 @@ export { checkEventTypes, type WebhookConfig, type WebhookSubscriber } from './w
  */
 export const environmentSchema = z.object({
   ...serverVariables,
+  ...workersVariables,
   ...metricsVariables,
   ...storeVariables,
   ...authVariables,
@@ -62,6 +65,7 @@ const configSchema = (generate: () => string) =>
       ...eventsSettings(env),
       ...idempotencySettings(env),
       ...backupSettings(env),
+      ...workersSettings(env),
     }),
   );
 

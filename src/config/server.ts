@@ -27,7 +27,7 @@ export const serverVariables = {
     'Idle keep-alive connections close after this (milliseconds); keep it above the proxy\'s upstream idle timeout (nginx 60 s), so the proxy closes first.',
   ),
   MAX_CONNECTIONS: integer(1, 1_000_000).optional().describe(
-    'Open connections at most. Unset: 1000, or fewer when the open-file limit (`ulimit -n`) leaves room for fewer beside the descriptors open at start (the store, the log, the metrics listener, Node\'s own) and those the configured parts may open later (the PostgreSQL pool, `WEBHOOK_CONNECTIONS` per subscriber, 32 spare); a value above that room is lowered to it, with a warning. The start line `listening` names the cap. At the cap a new connection replaces the longest-idle one (no request in progress for a second or more); only when there is none is the new one closed on accept, before a byte is read.',
+    'Open connections at most, per process (each worker at `WORKERS` above 1 has its own cap). Unset: 1000, or fewer when the open-file limit (`ulimit -n`) leaves room for fewer beside the descriptors open at start (the store, the log, the metrics listener, Node\'s own) and those the configured parts may open later (the PostgreSQL pool, `WEBHOOK_CONNECTIONS` per subscriber, 32 spare); a value above that room is lowered to it, with a warning. The start line `listening` names the cap. At the cap a new connection replaces the longest-idle one (no request in progress for a second or more); only when there is none is the new one closed on accept, before a byte is read.',
   ),
 };
 

@@ -10,7 +10,7 @@ export const storeVariables = {
     'SQLite: how long a write keeps retrying (on timers, never blocking) while another process holds the lock, before 503 (milliseconds).',
   ),
   DATABASE_POOL_SIZE: integer(1, 1000).prefault('10').describe(
-    'PostgreSQL: connections this process keeps at most.',
+    'PostgreSQL: connections this replica keeps at most. At `WORKERS` above 1 each worker keeps its share, max(2, ⌈this ÷ WORKERS⌉).',
   ),
   DATABASE_STATEMENT_TIMEOUT_MS: integer(100, 600_000).prefault('5000').describe(
     'PostgreSQL: the longest a request waits on the database, a connection and then its statement, before 503 (milliseconds).',

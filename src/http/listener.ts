@@ -26,6 +26,8 @@ export type PublicListener = {
   intake: Part;
   /** True once the drain's deadline came with connections still open (they were closed then). */
   timedOut: () => boolean;
+  /** The connection cap and the open-file limit it came from, once listening. */
+  cap: () => ConnectionCap | undefined;
 };
 
 function createServer(app: Express, config: ListenerConfig): http.Server {
@@ -72,8 +74,11 @@ function capConnections(config: ListenerConfig, reservedFiles: number, logger: L
   return cap;
 }
 
-/** `reservedFiles`: descriptors the parts opened before it may still open (the metrics listener's connections). */
-export function publicListener(app: Express, config: ListenerConfig, logger: Logger, reservedFiles: number): PublicListener {
+/**
+ * `reservedFiles`: descriptors the parts opened before it may still open (the metrics listener's connections).
+ * `line`: the start line's message (a worker's says `worker listening`; its supervisor logs `listening`).
+ */
+export function publicListener(app: Express, config: ListenerConfig, logger: Logger, reservedFiles: number, line = 'listening'): PublicListener {
   const server = createServer(app, config);
   installHttpEdges(server, logger);
   let connections: { drain: () => void } | undefined;
@@ -81,13 +86,14 @@ export function publicListener(app: Express, config: ListenerConfig, logger: Log
   let closeIdle: NodeJS.Timeout | undefined;
   let draining = false;
   let timedOut = false;
+  let cap: ConnectionCap | undefined;
   const close = () => (closing ??= new Promise((resolve) => server.close(() => resolve())));
 
   const start = async (): Promise<AddressInfo> => {
-    const cap = capConnections(config, reservedFiles, logger);
+    cap = capConnections(config, reservedFiles, logger);
     connections = trackConnections(server, cap.maxConnections);
     const address = await listen(server, config);
-    logger.info({ address: address.address, port: address.port, maxConnections: cap.maxConnections, openFileLimit: cap.openFileLimit }, 'listening');
+    logger.info({ address: address.address, port: address.port, maxConnections: cap.maxConnections, openFileLimit: cap.openFileLimit }, line);
     return address;
   };
 
@@ -120,5 +126,5 @@ export function publicListener(app: Express, config: ListenerConfig, logger: Log
       connections?.drain();
     },
   };
-  return { listener: { name: 'listener', start, stop }, intake, timedOut: () => timedOut };
+  return { listener: { name: 'listener', start, stop }, intake, timedOut: () => timedOut, cap: () => cap };
 }

@@ -24,7 +24,7 @@ function listenError(error: NodeJS.ErrnoException, where: { host: string; port: 
  * The scrape listener: GET /metrics in the Prometheus text format, nothing else. Its own server, so the public
  * port, the proxy and the token never meet it; capped and timed out on its own, so it cannot starve that port.
  */
-export async function serveMetrics(registry: Registry, where: { host: string; port: number }): Promise<MetricsServer> {
+export async function serveMetrics(registry: Pick<Registry, 'metrics' | 'contentType'>, where: { host: string; port: number }): Promise<MetricsServer> {
   const server = http.createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     if (path !== '/metrics' || (req.method !== 'GET' && req.method !== 'HEAD')) {

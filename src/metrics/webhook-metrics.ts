@@ -38,6 +38,8 @@ export function webhookMetrics(registers: Registry[]): WebhookObserver {
     name: 'plants_webhook_backlog_events',
     help: 'Webhook events pending in the outbox (not yet delivered, attempts left), counted at scrape time.',
     registers,
+    // Every worker reads the one outbox: merged across workers (src/supervisor), the count is one worker's, not their sum.
+    aggregator: 'max',
     async collect() {
       this.set((await backlog())?.events ?? 0);
     },
@@ -46,6 +48,7 @@ export function webhookMetrics(registers: Registry[]): WebhookObserver {
     name: 'plants_webhook_backlog_oldest_seconds',
     help: 'Age of the oldest pending webhook event (since its commit with the plant), in seconds; 0 with none pending.',
     registers,
+    aggregator: 'max',
     async collect() {
       const read = await backlog();
       const oldest = read?.oldestCreatedAt;

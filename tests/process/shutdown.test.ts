@@ -1,33 +1,9 @@
 import net from 'node:net';
 import { aNewPlant } from '../helpers/plants';
-import { rawRequest } from '../helpers/raw-request';
+import { halfSentRequest, rawRequest, statusOf } from '../helpers/raw-request';
 import { startServer } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
 import { sleep } from '../helpers/common';
-
-/** A request on its own socket whose body is sent in two halves, so it can be held in flight. */
-function halfSentRequest(url: string, body: string) {
-  const { port } = new URL(url);
-  const socket = net.connect(Number(port), '127.0.0.1');
-  let response = '';
-  socket.setEncoding('utf8').on('data', (chunk: string) => {
-    response += chunk;
-  });
-  const closed = new Promise<string>((resolve) => socket.on('close', () => resolve(response)));
-  const half = Math.floor(body.length / 2);
-  socket.write(
-    `POST /plants HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, half)}`,
-  );
-  return {
-    finish: () => {
-      socket.write(body.slice(half));
-      return closed;
-    },
-  };
-}
-
-const statusOf = (rawResponse: string) => Number(rawResponse.slice(9, 12));
 
 describe('graceful shutdown of the server process', () => {
   it('when SIGTERM arrives with 20 requests in flight, then each completes with 200, new connections are refused and it exits 0', async () => {

@@ -46,6 +46,7 @@ describe('loadConfig', () => {
       backup: undefined,
       events: { retentionMs: 86_400_000, heartbeatMs: 15_000, maxStreams: 1000, bufferEvents: 1000 },
       idempotencyTtlMs: 86_400_000,
+      workers: 1,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
