@@ -50,8 +50,6 @@ export const LAYERS = {
   'src/service.ts': ['src/app.ts', 'src/auth', 'src/backup', 'src/http', 'src/metrics', 'src/resource.ts', 'src/resources.ts', 'src/store'],
   'src/token.cli.ts': ['src/auth', 'src/resources.ts'],
   'src/server.ts': ['src/hangup.ts', 'src/node-version.ts', 'src/service.ts', 'src/supervisor'],
-  // The SQLite writer thread's glue: the write connection and the outbox rows; the commit is the module a resource names.
-  'src/writer.thread.ts': ['src/db', 'src/webhooks'],
 };
 
 const ROOMS = Object.keys(LAYERS);

@@ -22,7 +22,6 @@ import { instructionsSection } from './instructions.section';
 import { findSection } from './find.section';
 import { writesSection } from './writes.section';
 import { tenantsSection } from './tenants.section';
-import { writerSection } from './writer.section';
 
 // Add a section here: its name (for BENCH_ONLY) and the function that measures it.
 const SECTIONS: Record<string, () => Promise<SectionResult>> = {
@@ -42,7 +41,6 @@ const SECTIONS: Record<string, () => Promise<SectionResult>> = {
   find: findSection,
   writes: writesSection,
   tenants: tenantsSection,
-  writer: writerSection,
 };
 
 async function main(): Promise<void> {

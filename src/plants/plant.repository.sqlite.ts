@@ -3,26 +3,34 @@ import type Database from 'better-sqlite3';
 import type { ChangeOutbox } from '../change-outbox';
 import type { Db } from '../db/database.sqlite';
 import { GroupCommit, type Queued } from '../db/group-commit';
-import { errorOfFault, moduleBeside, SqliteWriter } from '../db/sqlite-writer';
 import type { Logger } from '../logger';
 import { AppError } from '../errors';
-import type { SqliteHealth } from '../db/health.sqlite';
-import type { PlantWrite } from './plant.write-rule';
+import { isStoreFault, type SqliteHealth } from '../db/health.sqlite';
+import { sqliteChangeApplier, type ChangeWrite, type Positions } from './plant.write.sqlite';
+import { failed, type PlantWrite } from './plant.write-rule';
 import type { ChangeEvent, ChangeSignal, EventBounds, PlantEventLog } from './plant.events';
 import { SqliteEventLog } from './plant.events.sqlite';
 import { plantJsonSqlite } from './plant.json';
 import { fillSearchKeysSqlite } from './plant.search-keys';
+import { IdempotencyKeyTaken, keepAnswerSqlite } from './plant.idempotency-keys';
 import { PlantWriter } from './plant.writer';
 import type { BatchOutcome, ChangeContext, FoundPlant, KeepAnswer, PlantRepository, PlantsPage, WriteOutcome } from './plant.repository';
 import type { PlantListQuery } from './plant.list-query';
 import { SqlitePlantList } from './plant.list.sqlite';
-import { sqlitePlantCommit, translate, type CommitBatch, type Committed, type Op, type Outcome } from './plant.commit.sqlite';
-import { settle, wireOps, type ThreadResult } from './plant.thread.sqlite';
 import { ignoreStore, type StoreObserver } from '../observers';
 import { ConfigError, type TenantsConfig } from '../config';
 
 // A plant as JSON text, written by SQLite: plantJson's bytes (plant.json.ts), with no row object per plant.
 const PLANT_JSON = plantJsonSqlite();
+
+function translate(error: unknown): Error {
+  // Matched by name and code, not instanceof: the native addon keeps the SqliteError class of the first
+  // module instance that loaded it, so a second one (a jest registry) would never match.
+  if (isStoreFault(error)) {
+    return new AppError('store_unavailable', undefined, { cause: error });
+  }
+  return error instanceof Error ? error : new Error(String(error));
+}
 
 // A read that meets a locked or broken store: the same 503, worded for a read.
 function translateRead(error: unknown): Error {
@@ -30,37 +38,38 @@ function translateRead(error: unknown): Error {
   return translated instanceof AppError ? new AppError('store_unavailable', 'The store cannot be read now; retry later.', { cause: error }) : translated;
 }
 
+/** A batch's writes, applied all or nothing inside the group commit that holds them. */
+type WriteUnit = { tenant: TenantKey; writes: readonly PlantWrite[]; trace?: ChangeWrite['trace']; keep?: KeepAnswer };
+/** A write and, sent with Idempotency-Key, its answer to keep in the same savepoint. */
+type Op = (ChangeWrite & { tenant: TenantKey; keep?: KeepAnswer }) | WriteUnit;
+type Outcome = WriteOutcome | BatchOutcome;
 type Batch = Queued<Op, Outcome>[];
 
-/** The webhook outbox as the writer thread needs it: what it writes there, and the wake after a commit that did. */
-type ThreadOutbox = ChangeOutbox & { subscribers: readonly string[]; types: ReadonlySet<string>; onRecorded(): void };
-const threadOutbox = (outbox: ChangeOutbox | undefined): ThreadOutbox | undefined =>
-  outbox !== undefined && 'subscribers' in outbox && 'types' in outbox && 'onRecorded' in outbox ? (outbox as ThreadOutbox) : undefined;
+/** Thrown inside a unit's savepoint to undo it: the first write that failed. */
+class UnitFailed extends Error {
+  constructor(readonly outcome: Extract<BatchOutcome, { outcome: 'failed' }>) {
+    super('a batch write failed');
+  }
+}
 
 /**
  * Group commit: creates, edits and deletes that arrive in one event-loop turn share one transaction and so one
- * fsync (synchronous=FULL), applied in arrival order, each with its change event (plant.commit.sqlite.ts). The
- * transaction runs on the writer thread (src/writer.thread.ts), so its SQL, its fsync and a checkpoint never stop
- * this event loop; one batch is in the thread at a time, and what arrives meanwhile goes in the next, after it.
- * Each caller is answered only after the commit that holds its write. A write that fails on its own (a bug, not a
- * full or locked store) fails alone: its savepoint undoes the change and its event together. A locked file is
- * retried on timers here (health.sqlite.ts), never waited for. Reads are plain synchronous SELECTs on this
- * connection, which sees every commit the thread answered. A store with no file (`:memory:`) commits in process.
+ * fsync (synchronous=FULL), applied in arrival order, each with its change event. Each caller is answered only
+ * after the commit that holds its write. A write that fails on its own (a bug, not a full or locked store) fails
+ * alone: its savepoint undoes the change and its event together. Reads are plain synchronous SELECTs on the same
+ * connection: they run between commits, never inside one, so a read waits at most for the commit already running.
+ * Each write is read, decided and written by plant.write.sqlite.ts, the path `plant-store import` takes too.
+ * Positions are counted here (`positions.last`), taken from the file's record at the start of each batch (an
+ * import may have written events since), and put back when a write rolls back.
  */
 export class SqlitePlantRepository extends PlantWriter implements PlantRepository, PlantEventLog {
   private readonly queue = new GroupCommit<Op, Outcome>((batch) => this.commit(batch));
-  private readonly local: CommitBatch;
-  private readonly writer: SqliteWriter | undefined;
-  private readonly outbox: ThreadOutbox | undefined;
-  private readonly pageCap: () => number;
+  private readonly commitBatch: Database.Transaction<(batch: Batch) => (Outcome | Error)[]>;
   private readonly byId: Database.Statement<[TenantKey, bigint], { json: string; version: bigint }>;
   private readonly lists: SqlitePlantList;
   private readonly events: SqliteEventLog;
+  private readonly positions: Positions;
   private readonly listeners = new Set<() => void>();
-  /** The batch in the thread, and the kept answers it may ask to render; the writes that arrived since. */
-  private running = false;
-  private keeps = new Map<number, KeepAnswer>();
-  private held: Batch = [];
 
   constructor(
     db: Db,
@@ -73,23 +82,53 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
     const keyed = fillSearchKeysSqlite(db);
     if (keyed > 0) logger.info({ plants: keyed }, 'filled the search keys of plants stored before search');
     this.events = new SqliteEventLog(db);
+    this.positions = { last: this.events.lastWritten() };
     // By the primary key (tenant, id): another tenant's plant is exactly a missing one.
     this.byId = db.prepare<[TenantKey, bigint], { json: string; version: bigint }>(`SELECT ${PLANT_JSON} AS json, version FROM plants WHERE tenant = ? AND id = ?`);
     // Keyset paging: each page is a range scan of a tenant-leading index in its order (migrations/sqlite/012), whatever its depth.
     this.lists = new SqlitePlantList(db, () => this.events.lastWritten());
-    // Prepared here too, whether or not the thread runs it: a write statement that cannot prepare fails the start.
-    this.local = sqlitePlantCommit(db, outbox);
-    this.outbox = threadOutbox(outbox);
-    const pageCap = db.prepare<[], bigint>('PRAGMA max_page_count').pluck();
-    this.pageCap = () => Number(pageCap.get());
-    const threaded = !db.memory && (outbox === undefined || this.outbox !== undefined) && SqliteWriter.available();
-    this.writer = threaded
-      ? new SqliteWriter(
-          db,
-          { file: db.name, readonly: db.readonly, module: moduleBeside(__filename, 'plant.thread.sqlite'), outbox: this.outbox && { subscribers: this.outbox.subscribers, types: [...this.outbox.types] } },
-          (ref, outcome) => this.keeps.get(ref)?.render(outcome as Outcome),
-        )
-      : undefined;
+    const positions = this.positions;
+    // A nested transaction is a savepoint: a write that throws takes its event (and its position) back with it.
+    const apply = sqliteChangeApplier(db, this.events, positions, outbox);
+    const keys = keepAnswerSqlite(db);
+    // A keyed write's answer is kept in its savepoint: a row that cannot be written takes the write back with it.
+    const applyOne = db.transaction((write: ChangeWrite & { tenant: TenantKey; keep?: KeepAnswer }, at: number) => {
+      const outcome = apply(write, write.tenant, at);
+      if (write.keep !== undefined) keys.keep(write.tenant, write.keep, outcome);
+      return outcome;
+    });
+    // A batch is one savepoint: its first failed write throws, which undoes its earlier writes, events and webhook rows.
+    const applyUnit = db.transaction((unit: WriteUnit, at: number): BatchOutcome => {
+      const results: WriteOutcome[] = [];
+      for (const [index, write] of unit.writes.entries()) {
+        const result = apply(unit.trace === undefined ? write : { ...write, trace: unit.trace }, unit.tenant, at);
+        if (failed(result.outcome)) throw new UnitFailed({ outcome: 'failed', index, result });
+        results.push(result);
+      }
+      const outcome: BatchOutcome = { outcome: 'applied', results };
+      if (unit.keep !== undefined) keys.keep(unit.tenant, unit.keep, outcome);
+      return outcome;
+    });
+    this.commitBatch = db.transaction((batch: Batch) => {
+      // Read again under the write lock: `plant-store import` numbers the events it writes after the same record.
+      positions.last = this.events.lastWritten();
+      const at = Date.now();
+      return batch.map(({ op }) => {
+        // Another process on the file committed this key since this one looked: its write is not applied again.
+        if (op.keep !== undefined && keys.taken(op.tenant, op.keep)) return new IdempotencyKeyTaken();
+        const before = positions.last;
+        try {
+          return 'writes' in op ? applyUnit(op, at) : applyOne(op, at);
+        } catch (error) {
+          positions.last = before;
+          if (error instanceof UnitFailed) return error.outcome;
+          const translated = translate(error);
+          // A store that cannot take writes fails the whole batch: rethrown, the transaction rolls back.
+          if (translated instanceof AppError) throw error;
+          return translated;
+        }
+      });
+    });
   }
 
   protected submit(tenant: TenantKey, write: PlantWrite, context: ChangeContext | undefined): Promise<WriteOutcome> {
@@ -159,42 +198,25 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
   };
 
   private commit(batch: Batch): void {
-    // Arrival order: what arrives while a batch is in the thread commits after it.
-    if (this.running) {
-      this.held = this.held.concat(batch);
+    const started = performance.now();
+    const firstPos = this.positions.last;
+    let outcomes: (Outcome | Error)[];
+    try {
+      this.health.verifyFile();
+      outcomes = this.commitBatch.immediate(batch);
+      this.health.committed();
+    } catch (error) {
+      this.positions.last = firstPos;
+      const retryInMs = this.health.retryDelay(error);
+      if (retryInMs !== undefined) {
+        this.queue.retry(batch, retryInMs);
+        return;
+      }
+      this.observer.failed(error);
+      const translated = translate(error);
+      for (const { reject } of batch) reject(translated);
       return;
     }
-    this.running = true;
-    const started = performance.now();
-    this.attempt(batch).then(
-      (committed) => this.answer(batch, committed, started),
-      (error: unknown) => this.fail(batch, error),
-    ).finally(() => {
-      this.running = false;
-      this.keeps = new Map();
-      const held = this.held;
-      this.held = [];
-      if (held.length > 0) this.commit(held);
-    });
-  }
-
-  /** One transaction for the batch: on the writer thread, or in process for a store with no file. */
-  private async attempt(batch: Batch): Promise<Committed> {
-    this.health.verifyFile();
-    const ops = batch.map(({ op }) => op);
-    let committed: Committed;
-    if (this.writer === undefined) committed = this.local(ops);
-    else {
-      const reply = await this.writer.request<ThreadResult>({ ops: wireOps(ops, this.keeps), pageCap: this.pageCap() });
-      if ('fault' in reply) throw errorOfFault(reply.fault);
-      if (reply.result.recorded > 0) this.outbox?.onRecorded();
-      committed = { outcomes: settle(reply.result, this.keeps), wrote: reply.result.wrote };
-    }
-    this.health.committed();
-    return committed;
-  }
-
-  private answer(batch: Batch, { outcomes, wrote }: Committed, started: number): void {
     this.observer.committed(batch.length, (performance.now() - started) / 1000);
     this.logger.debug({ rows: batch.length, ms: Math.round((performance.now() - started) * 100) / 100 }, 'group commit');
     outcomes.forEach((outcome, index) => {
@@ -202,20 +224,7 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
       if (outcome instanceof Error) reject(outcome);
       else resolve(outcome);
     });
-    if (wrote) for (const wake of this.listeners) wake();
-  }
-
-  private fail(batch: Batch, error: unknown): void {
-    const retryInMs = this.health.retryDelay(error);
-    if (retryInMs !== undefined) {
-      // Tried again in front of everything that arrived since.
-      this.queue.retry(batch.concat(this.held), retryInMs);
-      this.held = [];
-      return;
-    }
-    this.observer.failed(error);
-    const translated = translate(error);
-    for (const { reject } of batch) reject(translated);
+    if (this.positions.last !== firstPos) for (const wake of this.listeners) wake();
   }
 }
 

@@ -5,7 +5,6 @@
 import { openDatabase, type Db } from '../db/database.sqlite';
 import { isMigrated, loadMigrations, migrate, type Migration } from '../db/migrate.sqlite';
 import { refuseLostStore, SqliteHealth } from '../db/health.sqlite';
-import { closeWriters } from '../db/sqlite-writer';
 import type { Logger } from '../logger';
 import type { Resource } from '../resource';
 import type { Store, StoreConfig, StoreHooks } from './store';
@@ -81,10 +80,9 @@ export function sqliteStoreOver(
     ...sqliteParts(db, migrations, config, logger, resources, hooks),
     open: () => Promise.resolve(),
     start: () => undefined,
-    // The writer threads first: each holds a connection of its own to the file.
-    close: async () => {
-      await closeWriters(db);
+    close: () => {
       db.close();
+      return Promise.resolve();
     },
   };
 }

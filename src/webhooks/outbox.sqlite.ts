@@ -37,7 +37,7 @@ export class SqliteOutbox implements ChangeOutbox, OutboxStore {
   private readonly held = new Map<string, Set<string>>();
   /** Per subscriber, the last due event a claim took or read past: the next claim starts after it. */
   private readonly cursors = new Map<string, Key>();
-  private readonly recorder: ChangeOutbox;
+  private readonly insert;
   private readonly due;
   private readonly settleAll: (settlements: readonly Settlement[]) => void;
   private readonly pruneSome;
@@ -52,12 +52,15 @@ export class SqliteOutbox implements ChangeOutbox, OutboxStore {
   constructor(
     db: Db,
     private readonly writer: Db,
-    readonly subscribers: readonly string[],
+    private readonly subscribers: readonly string[],
     /** WEBHOOK_EVENTS: the types written; others are not stored at all. */
-    readonly types: ReadonlySet<string>,
+    private readonly types: ReadonlySet<string>,
   ) {
     this.writer.pragma('synchronous = NORMAL');
-    this.recorder = outboxRecorder(db, subscribers, types);
+    this.insert = db.prepare<unknown[]>(
+      `INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, event_type, next_attempt_at, created_at, updated_at, trace_context, tenant)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
     // Due events in (next_attempt_at, seq) order, after a cursor: START for all of them.
     this.due = db
       .prepare<[string, number, number, number, number, number], Row>(
@@ -100,7 +103,16 @@ export class SqliteOutbox implements ChangeOutbox, OutboxStore {
 
   record(entry: ChangeEntry): void {
     if (!this.types.has(entry.type)) return;
-    this.recorder.record(entry);
+    try {
+      const payload = bodyOf(entry);
+      const now = Date.now();
+      const context = traceColumn(entry.trace);
+      const tenant = entry.tenant ?? SHARED_TENANT;
+      for (const subscriber of this.subscribers) this.insert.run(newEventId(), subscriber, entry.subject, payload, entry.type, now, now, now, context, tenant);
+    } catch (error) {
+      // Thrown as a store fault, the whole batch rolls back: a change is never committed without its events.
+      throw new AppError('store_unavailable', undefined, { cause: error });
+    }
     this.onRecorded();
   }
 
@@ -156,30 +168,4 @@ export class SqliteOutbox implements ChangeOutbox, OutboxStore {
   close(): void {
     this.writer.close();
   }
-}
-
-/**
- * Writes a change's webhook rows, one per subscriber, on `db` inside the caller's transaction: the outbox's own
- * record, and the writer thread's (src/writer.thread.ts) on the write connection. Types outside `types` write none.
- */
-export function outboxRecorder(db: Db, subscribers: readonly string[], types: ReadonlySet<string>): ChangeOutbox {
-  const insert = db.prepare<unknown[]>(
-    `INSERT INTO webhook_outbox (event_id, subscriber, plant_id, payload, event_type, next_attempt_at, created_at, updated_at, trace_context, tenant)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
-  return {
-    record: (entry) => {
-      if (!types.has(entry.type)) return;
-      try {
-        const payload = bodyOf(entry);
-        const now = Date.now();
-        const context = traceColumn(entry.trace);
-        const tenant = entry.tenant ?? SHARED_TENANT;
-        for (const subscriber of subscribers) insert.run(newEventId(), subscriber, entry.subject, payload, entry.type, now, now, now, context, tenant);
-      } catch (error) {
-        // Thrown as a store fault, the whole batch rolls back: a change is never committed without its events.
-        throw new AppError('store_unavailable', undefined, { cause: error });
-      }
-    },
-  };
 }
