@@ -70,8 +70,11 @@ export async function countInstructions(
     await callgrindControl('--dump', pid);
     // The first dump asked for goes to the out file's name with .1 after it; the final one at exit to the name itself.
     const instructionsPerRequest = instructionsOf(`${outFile}.1`) / answered.requests.total;
-    console.error(`instructions: ${workload.name}, ${name} (${labelOf(target)}): ${thousands(instructionsPerRequest)} per request`);
-    return { instructionsPerRequest, failed: notAnswered(warm) + notAnswered(answered) };
+    const failed = notAnswered(warm) + notAnswered(answered);
+    // Which target failed, and how: a timeout under valgrind is not a wrong answer.
+    const faults = failed === 0 ? '' : `; not 2xx: ${answered.non2xx} counted, ${answered.errors} errors, ${answered.timeouts} timeouts (${notAnswered(warm)} in the warm-up)`;
+    console.error(`instructions: ${workload.name}, ${name} (${labelOf(target)}): ${thousands(instructionsPerRequest)} per request${faults}`);
+    return { instructionsPerRequest, failed };
   } finally {
     await server.stop();
   }
