@@ -23,8 +23,10 @@ const migrations = path.resolve(__dirname, '..', 'migrations', 'sqlite');
 const hasPlants = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'plants'").get() !== undefined;
 if (!hasPlants) for (const name of readdirSync(migrations).filter((f) => f.endsWith('.sql')).sort()) db.exec(readFileSync(path.join(migrations, name), 'utf8'));
 
-const insert = db.prepare('INSERT INTO plants (id, name, tag) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING');
-const select = db.prepare<[number], Stored>('SELECT name, tag FROM plants WHERE id = ?');
+// The shared tenant (''), the one the service writes with tenants off: plants' key is (tenant, id) since
+// migrations/sqlite/012, so the insert and the read each descend the table's own b-tree as the service's do.
+const insert = db.prepare("INSERT INTO plants (tenant, id, name, tag) VALUES ('', ?, ?, ?) ON CONFLICT (tenant, id) DO NOTHING");
+const select = db.prepare<[number], Stored>("SELECT name, tag FROM plants WHERE tenant = '' AND id = ?");
 type Pending = { plant: NewPlant; resolve: (stored: Stored) => void; reject: (error: unknown) => void };
 const commit = db.transaction((batch: Pending[]) =>
   batch.map(({ plant }) =>
