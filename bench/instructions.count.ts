@@ -16,7 +16,13 @@ export const KEEP_ALIVE_CONNECTIONS = 20;
 // the server and every control call see the same values. HOST is also the address the server listens on.
 const VGDB_NAMES = { USER: 'plants-bench', LOGNAME: 'plants-bench', HOST: '127.0.0.1' };
 
-export type Workload = { name: string; store?: string; requests: () => autocannon.Request[] };
+export type Workload = {
+  name: string;
+  store?: string;
+  requests: () => autocannon.Request[];
+  /** What the load runs beside (idle streams, say): opened after the start, before the warm-up; closed before the stop. */
+  beside?: (port: number) => Promise<() => void>;
+};
 export type Count = { instructionsPerRequest: number; failed: number };
 
 const underCallgrind = (runtime: Runtime, outFile: string): Runtime => ({
@@ -61,7 +67,9 @@ export async function countInstructions(
   const outFile = path.join(work, `callgrind-${name}-${workload.name.replace(/\W+/g, '-')}.out`);
   const server = await start(target, freshStore(`instructions-${name}`, workload.store), { ...env, ...VGDB_NAMES }, underCallgrind(runtime, outFile));
   const pid = server.child.pid ?? 0;
+  let closeBeside = () => {};
   try {
+    if (workload.beside !== undefined) closeBeside = await workload.beside(server.port);
     // A server under valgrind runs about 50 times slower: on a busy machine a create can outlast the usual 10 s.
     const options = { connections: KEEP_ALIVE_CONNECTIONS, requests: workload.requests(), timeoutSeconds: 120 };
     const warm = await load(server.port, 0, { ...options, amount: warmup });
@@ -76,6 +84,7 @@ export async function countInstructions(
     console.error(`instructions: ${workload.name}, ${name} (${labelOf(target)}): ${thousands(instructionsPerRequest)} per request${faults}`);
     return { instructionsPerRequest, failed };
   } finally {
+    closeBeside();
     await server.stop();
   }
 }

@@ -108,6 +108,27 @@ async function streamsOfAnotherTenant(): Promise<{ lines: string[]; failed: numb
   return { lines, failed: failures(...runs.none, ...runs.streams, ...runs.again), runs };
 }
 
+/**
+ * R3 by instructions (BENCH_TENANTS_PARTS=r3i), as issue 36 reads an "at least 0.9 of" CPU goal: creates in tenant
+ * B under callgrind with 1,000 idle streams of tenant A open, against none, none counted twice (the A/A).
+ */
+async function streamsOfAnotherTenantCounted(): Promise<{ lines: string[]; failed: number }> {
+  const env = tenantsOn([`${TOKEN} tenant=b`, `${OTHER} tenant=a`], STREAM_ENV);
+  const creates: Workload = { name: 'create in tenant B', requests: () => createRequests() };
+  const [none, streams, again] = await Promise.all([
+    countInstructions('no-streams', CURRENT, creates, undefined, undefined, env),
+    countInstructions('streams', CURRENT, { ...creates, beside: (port) => idleStreams(port, 1000, OTHER) }, undefined, undefined, env),
+    countInstructions('no-streams-again', { ...CURRENT, label: `${CURRENT.label} again` }, creates, undefined, undefined, env),
+  ]);
+  const ratio = none.instructionsPerRequest / streams.instructionsPerRequest;
+  const lines = [
+    '| creates in tenant B | no stream instr/req | 1,000 streams of tenant A instr/req | no stream again instr/req | none / streams | ≥ 0.90 | A/A (again / none) |',
+    '|---|---:|---:|---:|---:|---|---:|',
+    `| | ${f0(none.instructionsPerRequest)} | ${f0(streams.instructionsPerRequest)} | ${f0(again.instructionsPerRequest)} | ${f3(ratio)} | ${met(ratio >= 0.9)} | ${f3(again.instructionsPerRequest / none.instructionsPerRequest)} |`,
+  ];
+  return { lines, failed: none.failed + streams.failed + again.failed };
+}
+
 /** One GET on a keep-alive agent; its time in ms and status. */
 function timedGet(port: number, agent: http.Agent, target: string, token: string): Promise<{ ms: number; status: number }> {
   const started = performance.now();
@@ -156,15 +177,16 @@ async function foreignAgainstAbsent(): Promise<{ lines: string[]; failed: number
 
 export async function tenantsSection(): Promise<SectionResult> {
   const title = '## Tenants (R1–R3, R5)';
-  // BENCH_TENANTS_PARTS (e.g. `r1,r2i` or `r2,r3,r5`) runs some rows only: R1 and R2i count instructions, which
+  // BENCH_TENANTS_PARTS (e.g. `r1,r2i,r3i` or `r2,r3,r5`) runs some rows only: R1, R2i and R3i count instructions, which
   // load does not move, and can run beside other work; the others want a quiet machine.
-  const parts = new Set((process.env.BENCH_TENANTS_PARTS ?? 'r1,r2,r2i,r3,r5').split(','));
+  const parts = new Set((process.env.BENCH_TENANTS_PARTS ?? 'r1,r2,r2i,r3,r3i,r5').split(','));
   const skipped = { lines: ['(not run: BENCH_TENANTS_PARTS)'], failed: 0 };
   const r1 = parts.has('r1') ? await instructionsOnOff() : skipped;
   const readsSetup = () => ({ env: tenantsOn([`${ADMIN} plants:read plants:write plants:admin tenant=${DEFAULT_TENANT}`]), token: ADMIN });
   const r2 = parts.has('r2') ? await manyTenants(readsSetup()) : skipped;
   const r2i = parts.has('r2i') ? await manyTenantsCounted(readsSetup()) : skipped;
   const r3 = parts.has('r3') ? await streamsOfAnotherTenant() : { ...skipped, runs: { none: [], streams: [] } };
+  const r3i = parts.has('r3i') ? await streamsOfAnotherTenantCounted() : skipped;
   const r5 = parts.has('r5') ? await foreignAgainstAbsent() : skipped;
   const rss = r3.runs.streams.length === 0 ? '' : `(stream RSS, median: ${f1(median(r3.runs.streams.map((run) => run.peakRssMiB)))} MiB)`;
   const lines = [
@@ -188,10 +210,14 @@ export async function tenantsSection(): Promise<SectionResult> {
     ...r3.lines,
     rss,
     '',
+    '### R3 by instructions: creates in tenant B with 1,000 idle streams in tenant A, under callgrind',
+    '',
+    ...r3i.lines,
+    '',
     '### R5 GET of another tenant\'s id against an absent id: 20,000 interleaved requests on one keep-alive connection',
     '',
     ...r5.lines,
     '',
   ];
-  return { lines, failed: r1.failed + r2.failed + r2i.failed + r3.failed + r5.failed };
+  return { lines, failed: r1.failed + r2.failed + r2i.failed + r3.failed + r3i.failed + r5.failed };
 }
