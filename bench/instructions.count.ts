@@ -22,6 +22,8 @@ export type Workload = {
   requests: () => autocannon.Request[];
   /** What the load runs beside (idle streams, say): opened after the start, before the warm-up; closed before the stop. */
   beside?: (port: number) => Promise<() => void>;
+  /** Keep-alive connections of the load (KEEP_ALIVE_CONNECTIONS unless set): 1 puts each create in a commit of its own. */
+  connections?: number;
 };
 export type Count = { instructionsPerRequest: number; failed: number };
 
@@ -71,7 +73,7 @@ export async function countInstructions(
   try {
     if (workload.beside !== undefined) closeBeside = await workload.beside(server.port);
     // A server under valgrind runs about 50 times slower: on a busy machine a create can outlast the usual 10 s.
-    const options = { connections: KEEP_ALIVE_CONNECTIONS, requests: workload.requests(), timeoutSeconds: 120 };
+    const options = { connections: workload.connections ?? KEEP_ALIVE_CONNECTIONS, requests: workload.requests(), timeoutSeconds: 120 };
     const warm = await load(server.port, 0, { ...options, amount: warmup });
     await callgrindControl('--zero', pid);
     const answered = await load(server.port, 0, { ...options, amount: counted });
