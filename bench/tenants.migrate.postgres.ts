@@ -5,8 +5,7 @@
 // its own connection. Prints each file's duration and the longest wait of a read and of a write during it.
 //
 //   npm run build && BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node --require tsx/cjs bench/tenants.migrate.postgres.ts
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { admin, freshDatabase } from './postgres.section';
 // The service's own runner, built (dist/), as bench/tenants.migrate.sqlite.ts takes SQLite's: the bench compiles bench/ alone.
 /* eslint-disable @typescript-eslint/no-require-imports */
 type Migration = { name: string };
@@ -17,25 +16,14 @@ const { loadPostgresMigrations, migratePostgres } = require('../dist/db/migrate.
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
-const SERVER = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const STORED = Number(process.env.BENCH_STORED ?? 1_000_000);
 const KEYS = 100_000;
 const TENANT_FILES = ['015-tenant-columns.sql', '016-tenant-indexes.sql', '017-tenant-keys.sql'];
 const T = '2026-11-27T09:41:07.250Z';
 
-async function withClient<T>(url: string, action: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await action(client);
-  } finally {
-    await client.end();
-  }
-}
-
 /** The previous version's store at size: plants with times and search keys, and their events. */
 async function seed(url: string): Promise<void> {
-  await withClient(url, async (client) => {
+  await admin(async (client) => {
     await client.query(`INSERT INTO plants (id, name, tag, created_at, updated_at, name_key, version)
       SELECT i, 'Monstera ' || i, 'tag' || (i % 100), plant_time_text(1700000000000 + i), plant_time_text(1700000000000 + i), 'monstera ' || i, i
       FROM generate_series(1, $1::int) AS i`, [STORED]);
@@ -43,15 +31,15 @@ async function seed(url: string): Promise<void> {
       SELECT i, 'created', i, 'Monstera ' || i, 'tag' || (i % 100), plant_time_text(1700000000000 + i), plant_time_text(1700000000000 + i), 1700000000000 + i
       FROM generate_series(1, $1::int) AS i`, [STORED]);
     await client.query('UPDATE plant_event_counter SET last_pos = $1', [STORED]);
-  });
+  }, url);
 }
 
 /** The keys (migrations/postgres/012 makes their table). */
 async function seedKeys(url: string): Promise<void> {
-  await withClient(url, async (client) => {
+  await admin(async (client) => {
     await client.query(`INSERT INTO idempotency_keys (caller, key, fingerprint, status, expires_at)
       SELECT 'token:bench', 'key-' || i, lpad(to_hex(i), 64, '0'), 201, now() + interval '1 day' FROM generate_series(1, $1::int) AS i`, [KEYS]);
-  });
+  }, url);
 }
 
 /**
@@ -63,7 +51,7 @@ function loop(url: string, statement: (n: number) => [string, unknown[]]) {
   let running = true;
   let count = 0;
   let failed = 0;
-  const done = withClient(url, async (client) => {
+  const done = admin(async (client) => {
     for (let n = 0; running; n += 1) {
       const [text, values] = statement(n);
       const started = performance.now();
@@ -74,7 +62,7 @@ function loop(url: string, statement: (n: number) => [string, unknown[]]) {
       longest = Math.max(longest, performance.now() - started);
       count += 1;
     }
-  });
+  }, url);
   return {
     reset: () => {
       longest = 0;
@@ -102,11 +90,8 @@ const WRITE = (n: number): [string, unknown[]] => {
 };
 
 async function main(): Promise<void> {
-  const name = `plants_bench_tenants_${randomBytes(4).toString('hex')}`;
-  await withClient(SERVER, (client) => client.query(`CREATE DATABASE ${name}`));
-  const url = new URL(SERVER);
-  url.pathname = `/${name}`;
-  const options = { url: url.toString(), poolSize: 1, statementTimeoutMs: 600_000, connectTimeoutMs: 5000 };
+  const database = await freshDatabase();
+  const options = { url: database.url, poolSize: 1, statementTimeoutMs: 600_000, connectTimeoutMs: 5000 };
   const migrations = loadPostgresMigrations();
   const upTo = (file: string) => migrations.slice(0, migrations.findIndex((migration) => migration.name === file) + 1);
   try {
@@ -116,7 +101,7 @@ async function main(): Promise<void> {
     await seed(options.url);
     await migratePostgres(options, upTo('014-keyed-write-answers.sql'));
     await seedKeys(options.url);
-    await withClient(options.url, (client) => client.query('VACUUM ANALYZE'));
+    await admin((client) => client.query('VACUUM ANALYZE'), options.url);
     process.stderr.write(`seeded ${STORED} plants and events, ${KEYS} keys, in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
     const reader = loop(options.url, READ);
     const writer = loop(options.url, WRITE);
@@ -137,11 +122,11 @@ async function main(): Promise<void> {
     }
     await reader.stop();
     await writer.stop();
-    const rowsKept = await withClient(options.url, async (client) => (await client.query<{ n: string }>("SELECT count(*) AS n FROM plants WHERE tenant = ''")).rows[0]?.n);
+    const rowsKept = await admin(async (client) => (await client.query<{ n: string }>("SELECT count(*) AS n FROM plants WHERE tenant = ''")).rows[0]?.n, options.url);
     process.stdout.write(`| file (${STORED} plants) | duration | longest read wait | longest write wait |\n|---|---|---|---|\n${rows.join('\n')}\n`);
     process.stdout.write(`plants in the shared tenant after 017: ${rowsKept}\n`);
   } finally {
-    await withClient(SERVER, (client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    await database.drop();
   }
 }
 
