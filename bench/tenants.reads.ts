@@ -74,18 +74,27 @@ async function keyed(name: string, template: string, env: Record<string, string>
   return url;
 }
 
-/** A SQLite template of STORED plants all in tenant `t0`, search keys filled: R1 counts a named tenant's requests on it. */
-export async function storeInTenantT0(env: Record<string, string>): Promise<string> {
-  return (await keyed('tenants-t0-template', await sqliteStore(STORED, 'single'), env)).slice('file:'.length);
+const templates = new Map<string, string>();
+
+/**
+ * The SQLite template of `count` plants in `layout` with its search keys filled (the file's path), built once per
+ * run: R1, R2 and R2i read copies of the same stores.
+ */
+async function templateOf(count: number, layout: Layout, env: Record<string, string>): Promise<string> {
+  const name = `tenants-${layout}-${count}-keyed`;
+  const made = templates.get(name);
+  if (made !== undefined) return made;
+  const file = (await keyed(name, await sqliteStore(count, layout), env)).slice('file:'.length);
+  templates.set(name, file);
+  return file;
 }
 
+/** A SQLite template of STORED plants all in tenant `t0`, search keys filled: R1 counts a named tenant's requests on it. */
+export const storeInTenantT0 = (env: Record<string, string>): Promise<string> => templateOf(STORED, 'single', env);
+
 async function sqliteStores(setup: ReadsSetup): Promise<Stores> {
-  return {
-    many: await keyed('tenants-many-keyed', await sqliteStore(STORED, 'many'), setup.env),
-    one: await keyed('tenants-one-keyed', await sqliteStore(STORED, 'single'), setup.env),
-    small: await keyed('tenants-small-keyed', await sqliteStore(PLANTS_PER_TENANT, 'single'), setup.env),
-    drop: () => Promise.resolve(),
-  };
+  const url = async (count: number, layout: Layout) => `file:${await templateOf(count, layout, setup.env)}`;
+  return { many: await url(STORED, 'many'), one: await url(STORED, 'single'), small: await url(PLANTS_PER_TENANT, 'single'), drop: () => Promise.resolve() };
 }
 
 /** A PostgreSQL database the service migrated, with `count` plants in `layout`. */
@@ -167,8 +176,8 @@ export async function manyTenants(setup: ReadsSetup): Promise<{ lines: string[];
  * tenant of 100 among TENANTS against the 100-plant store, that one counted twice (the A/A), three at once.
  */
 export async function manyTenantsCounted(setup: ReadsSetup): Promise<{ lines: string[]; failed: number }> {
-  const many = (await keyed('tenants-many-counted', await sqliteStore(STORED, 'many'), setup.env)).slice('file:'.length);
-  const small = (await keyed('tenants-small-counted', await sqliteStore(PLANTS_PER_TENANT, 'single'), setup.env)).slice('file:'.length);
+  const many = await templateOf(STORED, 'many', setup.env);
+  const small = await templateOf(PLANTS_PER_TENANT, 'single', setup.env);
   const lines = ['| query | many instr/req | 100 plants instr/req | 100 plants again | 100-plant / many | A/A (again / 100-plant) |', '|---|---:|---:|---:|---:|---:|'];
   let failed = 0;
   for (const query of ['first page', 'sort=name', 'q'] as Query[]) {
