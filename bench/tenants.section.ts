@@ -38,11 +38,13 @@ async function instructionsOnOff(): Promise<{ lines: string[]; failed: number }>
   const on = tenantsOn([`${TOKEN} tenant=${DEFAULT_TENANT}`]);
   const named = tenantsOn([`${TOKEN} tenant=t0`]);
   const inT0 = await storeInTenantT0(named);
-  const workloads: (Workload & { named: Workload })[] = [
-    { name: 'create', requests: () => createRequests(), named: { name: 'create', requests: () => createRequests() } },
-    { name: 'read by id', store: stored, requests: byIdRequests, named: { name: 'read by id', store: inT0, requests: byIdRequests } },
-    { name: 'read a page of 100', store: stored, requests: pageRequests, named: { name: 'read a page of 100', store: inT0, requests: pageRequests } },
+  const workloads: Workload[] = [
+    { name: 'create', requests: () => createRequests() },
+    { name: 'read by id', store: stored, requests: byIdRequests },
+    { name: 'read a page of 100', store: stored, requests: pageRequests },
   ];
+  // The named tenant's loads read the same plants in t0.
+  const inNamedTenant = (workload: Workload): Workload => (workload.store === undefined ? workload : { ...workload, store: inT0 });
   const lines = [
     '| load | off instr/req | on instr/req | on, named tenant instr/req | off again instr/req | off / on | off / on named | ≥ 0.95 | A/A (again / off) |',
     '|---|---:|---:|---:|---:|---:|---:|---|---:|',
@@ -52,7 +54,7 @@ async function instructionsOnOff(): Promise<{ lines: string[]; failed: number }>
     const [off, tenants, inNamed, again] = await Promise.all([
       countInstructions('off', CURRENT, workload),
       countInstructions('on', CURRENT, workload, undefined, undefined, on),
-      countInstructions('on-named', CURRENT, workload.named, undefined, undefined, named),
+      countInstructions('on-named', CURRENT, inNamedTenant(workload), undefined, undefined, named),
       countInstructions('again', { ...CURRENT, label: `${CURRENT.label} again` }, workload),
     ]);
     const ratio = off.instructionsPerRequest / tenants.instructionsPerRequest;
