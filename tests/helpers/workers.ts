@@ -10,22 +10,42 @@ import { TOKEN } from './test-app';
 
 export const JSON_HEADERS = { 'Content-Type': 'application/json', Authorization: `Bearer ${TOKEN}` };
 
-/** The processes the supervisor forked and that still run. */
-export function childPids(pid: number): number[] {
+/** A process's state letter and start time (clock ticks since boot) from /proc, or undefined when it is gone. */
+function statOf(pid: number): { state: string; startTime: string } | undefined {
   try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+    // The command name may hold spaces and parentheses: the fields after its closing parenthesis are fixed.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { state: fields[0] ?? '', startTime: fields[19] ?? '' };
   } catch {
-    return [];
+    return undefined;
   }
 }
 
-export const isAlive = (pid: number): boolean => {
+// The start time of each pid childPids returned: a pid the system gave to a new process since is not that process.
+const startTimes = new Map<number, string>();
+
+/** The processes the supervisor forked that run now (its children), each remembered with its start time. */
+export function childPids(pid: number): number[] {
+  let pids: number[];
   try {
-    process.kill(pid, 0);
-    return true;
+    pids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
   } catch {
-    return false;
+    return [];
   }
+  for (const child of pids) {
+    const startTime = statOf(child)?.startTime;
+    if (startTime !== undefined) startTimes.set(child, startTime);
+  }
+  return pids;
+}
+
+/** Whether the process childPids saw with this pid still runs: not gone, not a zombie, and not a later process given its pid. */
+export const isAlive = (pid: number): boolean => {
+  const stat = statOf(pid);
+  if (stat === undefined || stat.state === 'Z') return false;
+  const seen = startTimes.get(pid);
+  return seen === undefined || seen === stat.startTime;
 };
 
 /** One request on a connection of its own: the supervisor hands each new connection to the next worker. */
