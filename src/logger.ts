@@ -40,10 +40,28 @@ function loggerOn(config: Pick<Config, 'logLevel'>, destination: DestinationStre
     stdout?.lines ?? (destination as DestinationStream),
   );
   stdout?.reportDrops(logger);
+  if (stdout !== undefined) abandons.set(logger, stdout.abandon);
   return { logger };
 }
 
+const abandons = new WeakMap<Logger, () => void>();
+
+/**
+ * Stops writing stdout for good: for a worker whose supervisor, the only reader of its stdout, is gone. Every
+ * write would fail with EPIPE, and sonic-boom's synchronous flush at exit retries any error but EAGAIN forever
+ * (100 ms sleeps in Atomics.wait), so a worker left with lines queued would never exit.
+ */
+export function abandonStdout(logger: Logger): void {
+  abandons.get(logger)?.();
+}
+
 type BufferedStdout = ReturnType<typeof bufferedStdout>;
+
+/** What pino itself does to its stream on EPIPE (lib/tools.js, filterBrokenPipe), plus a flush that is done at once. */
+function silence(stream: object): void {
+  const noop = () => undefined;
+  Object.assign(stream, { write: noop, flushSync: noop, end: noop, flush: (cb?: (err?: Error) => void) => cb?.() });
+}
 
 /**
  * stdout through sonic-boom in batched writes instead of one write(2) per line (a write per line costs
@@ -96,6 +114,7 @@ function bufferedStdout(maxBytes: number) {
   };
   return {
     lines,
+    abandon: () => silence(stream),
     raw: (chunk: Buffer) => {
       stream.write(chunk as unknown as string);
     },

@@ -9,7 +9,7 @@ import './node-version';
 // Then: from the moment it is loaded no SIGHUP can end the process (src/hangup.ts).
 import { logHangupsWith } from './hangup';
 import { ConfigError, generateToken, loadConfig, poolPerWorker, type Config } from './config';
-import { createLogger, createRelayingLogger, exitAfterLogFlush, type Logger } from './logger';
+import { abandonStdout, createLogger, createRelayingLogger, exitAfterLogFlush, type Logger } from './logger';
 import { GENERATED_TOKEN_VARIABLE, followSupervisor, workerSlot } from './supervisor/worker';
 
 /* eslint-disable @typescript-eslint/no-require-imports -- the supervisor must not load the service (express, pg),
@@ -46,7 +46,12 @@ async function start(config: Config, logger: Logger, worker: number | undefined)
   // A worker told to drain while still starting has nothing in flight: it leaves at once, as one process
   // signalled before its handlers exist does.
   let drain: Drain = () => exitAfterLogFlush(logger, 0);
-  const listening = worker === undefined ? undefined : followSupervisor((signal, deadline) => drain(signal, deadline));
+  const supervised = () =>
+    followSupervisor(
+      (signal, deadline) => drain(signal, deadline),
+      () => abandonStdout(logger),
+    );
+  const listening = worker === undefined ? undefined : supervised();
   const { startService } = serviceModule();
   const service = await startService(config, logger, worker === undefined ? {} : { worker });
   logHangupsWith(logger, () => (service.lifecycle.shuttingDown ? 'draining' : 'serving'));

@@ -1,7 +1,8 @@
 /**
  * A worker's side of the supervisor (src/supervisor/primary.ts): which slot it fills, the start line's facts sent
  * up once it listens, and the drain the supervisor asks for, by its deadline. A worker whose supervisor is gone
- * (its IPC channel closed: the supervisor was killed) drains on its own rather than serve unsupervised.
+ * (its IPC channel closed: the supervisor was killed) exits at once rather than serve unsupervised, and first
+ * calls `orphaned`: its stdout went with the supervisor.
  */
 import type { AddressInfo } from 'node:net';
 import { isDrainMessage, isMetricsMessage, WORKER_SLOT_VARIABLE, type ListeningMessage, type MetricsReply } from './messages';
@@ -21,17 +22,19 @@ export type Listening = {
 };
 
 /**
- * Follows the supervisor from the worker's start: `drain` is called for its drain message, or with no deadline
- * when the channel closes, and a scrape's request is answered with this worker's series. The returned function
+ * Follows the supervisor from the worker's start: `drain` is called for its drain message, `orphaned` when the
+ * channel closes, and a scrape's request is answered with this worker's series. The returned function
  * sends the start line's facts up once the worker listens.
  */
-export function followSupervisor(drain: (signal: NodeJS.Signals | undefined, deadline?: number) => void): (service: Listening) => void {
+export function followSupervisor(drain: (signal: NodeJS.Signals | undefined, deadline?: number) => void, orphaned: () => void): (service: Listening) => void {
   let series: () => Promise<object[]> = () => Promise.resolve([]);
   process.on('message', (message: unknown) => {
     if (isDrainMessage(message)) drain(message.signal, message.deadline);
     else if (isMetricsMessage(message)) void answerScrape(message.id, series);
   });
-  process.on('disconnect', () => drain(undefined));
+  // node:cluster ends a worker at once (exit 0) when its channel closes, the supervisor being gone: before that,
+  // stdout, which only the supervisor read, is given up, or the exit's synchronous log flush would retry EPIPE forever.
+  process.prependListener('disconnect', orphaned);
   return (service) => {
     if (service.metricsJson !== undefined) series = service.metricsJson;
     const listening: ListeningMessage = { type: 'listening', address: service.address.address, port: service.address.port, ...service.connections };
