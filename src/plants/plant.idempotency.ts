@@ -34,8 +34,8 @@ export type IdempotencyOptions = {
 };
 
 /**
- * One key of one caller in one tenant, as the process (and the machine) holds it in flight: the key first (visible ASCII, never a
- * newline), then the tenant's length, so no tenant and caller can run into another pair's.
+ * One key of one caller in one tenant, as the process (and the machine) holds it in flight: the key first (visible
+ * ASCII, never a newline), then the tenant's length, so no tenant and caller can run into another pair's.
  */
 const slotOf = (tenant: TenantKey, caller: string, key: string): string => `${key}\n${tenant.length}\n${tenant}${caller}`;
 
