@@ -9,6 +9,7 @@ import { TOKEN } from '../helpers/test-app';
 import { childPids, JSON_HEADERS, onNewConnection, workersForEach } from '../helpers/workers';
 
 // Connection: close on each stream, so every open is a new connection the supervisor hands to the next worker.
+const OTHER_TOKEN = 'other-caller-0123456789abcdefghijklmnopqrstuvwxyz';
 const STREAM_HEADERS = { Authorization: `Bearer ${TOKEN}`, Connection: 'close' };
 const openOnNewConnection = (service: ServerProcess): Promise<SseStream> => openStream(service.url, '/plants/events', STREAM_HEADERS);
 const refusal = (stream: SseStream) => ({ status: stream.status, retryAfter: stream.headers['retry-after'], error: (stream.body as { error?: number } | undefined)?.error });
@@ -92,5 +93,25 @@ describeWith('postgres', 'limits per machine at WORKERS=3 on PostgreSQL', (serve
     expect(served.map((line) => line.status).sort()).toEqual([200, 409]);
     expect(new Set(served.map((line) => line.worker)).size).toBe(2);
     expect(plantRows(workers.url, `id = ${String(plant.id)}`)).toHaveLength(1);
+  });
+
+  it('when another caller sends the same Idempotency-Key while the first is in flight on another worker, then it is no 409: a key is held per caller and both are created', async () => {
+    const service = await workers.start({ WORKERS: '3', AUTH_TOKENS: `${TOKEN},${OTHER_TOKEN}` });
+    const [mine, theirs] = [aNewPlant(), aNewPlant()];
+    const key = `machine-${String(mine.id)}`;
+    const release = await lockPlantWrites(workers.url);
+    const first = onNewConnection(service.url, { headers: { ...JSON_HEADERS, 'Idempotency-Key': key }, body: JSON.stringify(mine) });
+    await sleep(500);
+
+    const second = onNewConnection(service.url, { headers: { ...JSON_HEADERS, Authorization: `Bearer ${OTHER_TOKEN}`, 'Idempotency-Key': key }, body: JSON.stringify(theirs) });
+    await sleep(500);
+    await release();
+    const answers = await Promise.all([first, second]);
+    await sleep(300);
+    const served = service.lines.filter((line) => line.msg === 'request' && line.method === 'POST');
+
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+    expect(new Set(served.map((line) => line.worker)).size).toBe(2);
+    expect(plantRows(workers.url, `id IN (${String(mine.id)}, ${String(theirs.id)})`)).toHaveLength(2);
   });
 });
