@@ -70,8 +70,23 @@ export type ResourceStores = {
   postgres(context: PostgresContext): ResourceParts;
 };
 
-/** Instruments the store reports to; absent when metrics are off. */
-export type ResourceHooks = { observer?: StoreObserver; feedObserver?: FeedObserver };
+/**
+ * What the store hands its resources beside config: instruments to report to (absent when metrics are off), and
+ * `machine`, the slots every worker of the machine shares (absent in one process: each counts on its own).
+ */
+export type ResourceHooks = { observer?: StoreObserver; feedObserver?: FeedObserver; machine?: MachineSlots };
+
+/**
+ * Limits held for the whole machine at WORKERS above 1, by the supervisor (src/supervisor/slots.ts): one IPC round
+ * trip per slot, so only for what is rare beside plain requests (a stream opened, a keyed write). Each resolves to
+ * the slot's release (which frees it once, however often called), or undefined when none is free.
+ */
+export type MachineSlots = {
+  /** One of `max` slots of `kind` (change streams open). */
+  count(kind: string, max: number): Promise<(() => void) | undefined>;
+  /** The one slot `name` of `kind` (an Idempotency-Key in flight): undefined while another request holds it. */
+  hold(kind: string, name: string): Promise<(() => void) | undefined>;
+};
 
 type Context = {
   logger: Logger;

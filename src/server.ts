@@ -11,6 +11,7 @@ import { logHangupsWith } from './hangup';
 import { ConfigError, generateToken, loadConfig, poolPerWorker, type Config } from './config';
 import { abandonStdout, createLogger, createRelayingLogger, exitAfterLogFlush, type Logger } from './logger';
 import { GENERATED_TOKEN_VARIABLE, followSupervisor, workerSlot } from './supervisor/worker';
+import { workerSlots } from './supervisor/worker-slots';
 
 /* eslint-disable @typescript-eslint/no-require-imports -- the supervisor must not load the service (express, pg),
    and one process must not load the supervisor (node:cluster): each side loads only its own. */
@@ -53,7 +54,7 @@ async function start(config: Config, logger: Logger, worker: number | undefined)
     );
   const listening = worker === undefined ? undefined : supervised();
   const { startService } = serviceModule();
-  const service = await startService(config, logger, worker === undefined ? {} : { worker });
+  const service = await startService(config, logger, worker === undefined ? {} : { worker, machine: workerSlots() });
   logHangupsWith(logger, () => (service.lifecycle.shuttingDown ? 'draining' : 'serving'));
   let stopping = false;
   drain = (signal, deadline) => {

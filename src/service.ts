@@ -14,7 +14,7 @@ import type { SharedRateLimit } from './http/rate-limit.redis';
 import { optional, Parts, StartError, type Lifecycle, type Part } from './lifecycle';
 import type { Logger } from './logger';
 import type { Metrics, MetricsServer } from './metrics';
-import type { Resource } from './resource';
+import type { MachineSlots, Resource } from './resource';
 import { accessOf, RESOURCES } from './resources';
 import { createStore, type Store, type StoreHooks } from './store';
 
@@ -46,6 +46,8 @@ export type ServiceOptions = {
   store?: (hooks: StoreHooks, resources: readonly Resource[]) => Store;
   /** This process is worker n of a supervisor (src/supervisor): its start line says `worker listening`. */
   worker?: number;
+  /** A worker's limits held for the whole machine by its supervisor (EVENTS_MAX_STREAMS, a key in flight). */
+  machine?: MachineSlots;
 };
 
 type MetricsPart = { instruments: Metrics; server?: MetricsServer; reservedFiles: number };
@@ -125,7 +127,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
   // The metrics listener first: a taken METRICS_PORT fails the start with nothing else to undo.
   const metricsPart = await parts.start(optional(config.metricsPort !== 0, () => metricsListener(config, logger, options.worker)));
   const metrics = metricsPart?.instruments;
-  const store = await parts.start(storePart(config, logger, { observer: metrics?.store, webhookObserver: metrics?.webhooks, feedObserver: metrics?.feed }, options));
+  const store = await parts.start(storePart(config, logger, { observer: metrics?.store, webhookObserver: metrics?.webhooks, feedObserver: metrics?.feed, machine: options.machine }, options));
   const shared = await parts.start(optional(config.redisUrl, (url) => sharedRateLimit(url, config, logger)));
   const app = createApp({ config, logger, resources: store.resources, access, readiness: store.readiness, lifecycle, metrics, tokens, rateLimitStore: shared?.store, tenantRateLimitStore: shared?.tenantStore });
   const http = publicListener(app, config, logger, metricsPart?.reservedFiles ?? 0, options.worker === undefined ? 'listening' : 'worker listening');

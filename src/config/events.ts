@@ -6,7 +6,7 @@ export const eventsVariables = {
     'The change feed (`GET /plants/events`) keeps each event at least this long, a whole number with `ms`, `s`, `m` or `h`; a client resuming from an older position gets one `reset` event and then the live stream.',
   ),
   EVENTS_MAX_STREAMS: integer(1, 1_000_000).prefault('1000').describe(
-    'Change streams open at once in this process (in each worker at `WORKERS` above 1), at most; one more is answered 503 (50320) with `Retry-After`. Each stream holds a connection: keep `MAX_CONNECTIONS` above it, with room for ordinary requests.',
+    'Change streams open at once in this process (across all its workers together at `WORKERS` above 1), at most; one more is answered 503 (50320) with `Retry-After`. Each stream holds a connection: keep `MAX_CONNECTIONS` above it, with room for ordinary requests.',
   ),
   EVENTS_HEARTBEAT: duration(100, 600_000).prefault('15s').describe(
     'A comment line goes to every change stream this often, so proxies and load balancers do not close it as idle; keep it below their read timeout (the shipped nginx waits 1 h).',

@@ -20,7 +20,7 @@ const workerCount = z
 
 export const workersVariables = {
   WORKERS: workerCount.prefault('1').describe(
-    `Processes serving the port: \`1\` runs one process; more (up to ${MAX_WORKERS}) runs a supervisor that starts that many workers, each the whole service, hands them connections in turn, restarts one that dies and drains all on SIGTERM; \`auto\` is the cores this process may use (\`os.availableParallelism()\`). Above 1 it needs PostgreSQL (SQLite across workers waits for the single writer, issue 36) and \`REDIS_URL\` when a rate limit is on. One scrape on \`METRICS_PORT\` merges every worker's series. \`MAX_CONNECTIONS\`, \`EVENTS_MAX_STREAMS\` and \`LOAD_SHED_LAG_MS\` apply to each worker; \`DATABASE_POOL_SIZE\` is split among them (docs/operations.md, Workers).`,
+    `Processes serving the port: \`1\` runs one process; more (up to ${MAX_WORKERS}) runs a supervisor that starts that many workers, each the whole service, hands them connections in turn, restarts one that dies and drains all on SIGTERM; \`auto\` is the cores this process may use (\`os.availableParallelism()\`). Above 1 it needs PostgreSQL (SQLite across workers waits for the single writer, issue 36) and \`REDIS_URL\` when a rate limit is on. One scrape on \`METRICS_PORT\` merges every worker's series. \`MAX_CONNECTIONS\` and \`LOAD_SHED_LAG_MS\` apply to each worker; \`EVENTS_MAX_STREAMS\` and the in-flight \`Idempotency-Key\` (409) count across all of them, through the supervisor; \`DATABASE_POOL_SIZE\` is split among them (docs/operations.md, Workers).`,
   ),
 };
 

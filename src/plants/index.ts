@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod';
 import type { JsonSchema } from '../openapi-responses';
-import type { Resource, ResourceParts } from '../resource';
+import type { Resource, ResourceHooks, ResourceParts } from '../resource';
 import type { ChangeSignal, PlantEventLog } from './plant.events';
 import { PlantController } from './plant.controller';
 import { PlantFeed } from './plant.feed';
@@ -32,13 +32,13 @@ const WRITE = 'plants:write';
 export type PlantParts = ResourceParts & { repository: PlantRepository & PlantEventLog };
 
 /** Its routes over one store's repository and feed, and the feed as background work. */
-function partsOver(plants: PlantRepository & PlantEventLog, feed: PlantFeed, keys: IdempotencyKeys, context: { logger: Logger; idempotencyTtlMs?: number }): PlantParts {
+function partsOver(plants: PlantRepository & PlantEventLog, feed: PlantFeed, keys: IdempotencyKeys, context: { logger: Logger; idempotencyTtlMs?: number; hooks: ResourceHooks }): PlantParts {
   const ttlMs = context.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
   return {
     repository: plants,
     routes: (app, kit) => {
       const controller = new PlantController(new PlantService(plants), feed, (req) => kit.grants(req, READ), kit.leaseOf, kit.tenantOf, kit.charge);
-      plantRoutes(app, controller, kit, { idempotent: idempotent({ keys, ttlMs, callerOf: kit.callerOf, tenantOf: kit.tenantOf, logger: context.logger }), taken: replayTakenKey(keys) });
+      plantRoutes(app, controller, kit, { idempotent: idempotent({ keys, ttlMs, callerOf: kit.callerOf, tenantOf: kit.tenantOf, logger: context.logger, machine: context.hooks.machine }), taken: replayTakenKey(keys) });
     },
     background: [
       // Change streams end at once: their clients reconnect to another replica, and none holds the drain.
@@ -81,7 +81,7 @@ export const plants: Resource = {
       const { db, health, logger, hooks, outbox, events } = context;
       refuseUnownedPlantsSqlite(db, context.tenants);
       const repository = new SqlitePlantRepository(db, logger, health, hooks.observer, outbox);
-      return partsOver(repository, new PlantFeed(repository, repository.changes, events, logger, hooks.feedObserver), sqliteIdempotencyKeys(db), context);
+      return partsOver(repository, new PlantFeed(repository, repository.changes, events, logger, hooks.feedObserver, hooks.machine), sqliteIdempotencyKeys(db), context);
     },
     postgres: (context) => {
       const { pool, statementTimeoutMs, logger, hooks, outbox, events, listen } = context;
@@ -95,7 +95,7 @@ export const plants: Resource = {
           stop();
         };
       };
-      const feed = new PlantFeed(repository, changes, events, logger, hooks.feedObserver);
+      const feed = new PlantFeed(repository, changes, events, logger, hooks.feedObserver, hooks.machine);
       return { ...partsOver(repository, feed, postgresIdempotencyKeys(pool), context), markReady: () => repository.markReady(context.tenants) };
     },
   },

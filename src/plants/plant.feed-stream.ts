@@ -6,6 +6,7 @@ import { AppError } from '../errors';
 import type { TenantKey } from '../tenant';
 import { escapeLineSeparators } from '../json-text';
 import type { FeedObserver } from '../observers';
+import type { MachineSlots } from '../resource';
 import type { ChangeEvent, PlantEventLog } from './plant.events';
 import type { FeedFilter } from './plant.feed-filter';
 import { deletedPlantJson, plantJson, type PlantFields } from './plant.json';
@@ -69,22 +70,42 @@ export const controlFrame = (name: string, pos: bigint, data: string): string =>
  */
 export const positionFrame = (pos: bigint): string => `id: ${pos}\n\n`;
 
-/** The open streams, counted against MAX_STREAMS for the feed's answer and for its metrics. */
+/**
+ * The open streams, counted against MAX_STREAMS for the feed's answer and for its metrics: in this process, and
+ * with `machine` (WORKERS above 1) also across the machine, which takes one round trip to the supervisor per open.
+ */
 export class StreamSlots {
   private opened = 0;
 
   constructor(
     private readonly max: number,
     private readonly observer?: FeedObserver,
+    private readonly machine?: MachineSlots,
   ) {}
 
   get count(): number {
     return this.opened;
   }
 
-  /** A slot, or the too_many_streams AppError; the release it returns frees the slot once, however often called. */
-  take(): () => void {
+  /**
+   * A slot, or the too_many_streams AppError (thrown, or the promise's rejection with `machine`); the release it
+   * returns frees the slot once, however often called. Without `machine` it answers synchronously.
+   */
+  take(): (() => void) | Promise<() => void> {
     if (this.opened >= this.max) throw new AppError('too_many_streams');
+    if (this.machine === undefined) return this.local();
+    return this.machine.count('streams', this.max).then((give) => {
+      if (give === undefined) throw new AppError('too_many_streams');
+      // The machine holds at least this process's streams, so a slot it grants is one below max here too.
+      const local = this.local();
+      return () => {
+        local();
+        give();
+      };
+    });
+  }
+
+  private local(): () => void {
     this.opened += 1;
     this.observer?.streams(this.opened);
     let held = true;

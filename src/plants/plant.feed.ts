@@ -7,6 +7,7 @@
  * store's, so it sees gaps. Knows SSE framing, not Express: a stream is any writable that has write, end and 'drain'.
  */
 import type { Logger } from '../logger';
+import type { MachineSlots } from '../resource';
 import { AppError } from '../errors';
 import { pruneBefore, type ChangeEvent, type ChangeSignal, type PlantEventLog } from './plant.events';
 import { catchUp, type CatchingUp } from './plant.feed-catch-up';
@@ -37,8 +38,9 @@ export class PlantFeed {
     private readonly config: FeedConfig,
     private readonly logger: Logger,
     private readonly observer?: FeedObserver,
+    machine?: MachineSlots,
   ) {
-    this.slots = new StreamSlots(config.maxStreams, observer);
+    this.slots = new StreamSlots(config.maxStreams, observer, machine);
   }
 
   /** Background work, after the listener: wake-ups, the poll, the heartbeat and pruning. */
@@ -74,7 +76,9 @@ export class PlantFeed {
    */
   async open(start: StreamStart, begin: () => Sink): Promise<void> {
     if (this.stopped) throw new AppError('shutting_down');
-    const release = this.slots.take();
+    const taken = this.slots.take();
+    // One process answers synchronously; a worker (WORKERS above 1) waits for the machine's slot.
+    const release = typeof taken === 'function' ? taken : await taken;
     try {
       const head = await this.ensureHead();
       const reset = await resetOf(this.log, start);

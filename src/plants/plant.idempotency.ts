@@ -2,7 +2,8 @@
  * Idempotency-Key on the plant writes: the first request with a key is processed and its 2xx answer (status, ETag,
  * Location, body) stored under the caller and key (plant.idempotency-keys.ts); a later request with the same key
  * and the same method, path and body gets that answer again with `Idempotent-Replayed: true` and writes nothing.
- * The same key with another request is a 422, and while its first request is in flight in this process a 409.
+ * The same key with another request is a 422, and while its first request is in flight in this process (at
+ * WORKERS above 1: in any worker of the machine, through `machine`) a 409.
  * Across processes the store decides: it applies a keyed write only under a key it finds free in the write's own
  * transaction, and otherwise fails it with IdempotencyKeyTaken, answered by replayTakenKey.
  * A failed request (4xx, 5xx) stores nothing, so it may be retried with the same key.
@@ -13,6 +14,7 @@ import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'exp
 import { AppError, catalogue } from '../errors';
 import { sendJson } from '../http/output';
 import type { Logger } from '../logger';
+import type { MachineSlots } from '../resource';
 import { localsOf } from '../request-locals';
 import { IdempotencyKeyTaken, type IdempotencyKeys, type StoredAnswer } from './plant.idempotency-keys';
 
@@ -21,13 +23,37 @@ export const REPLAYED_HEADER = 'Idempotent-Replayed';
 /** 1 to 255 visible ASCII characters (no space, no control). */
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
-export type IdempotencyOptions = { keys: IdempotencyKeys; ttlMs: number; callerOf: (req: Request) => string; tenantOf: (req: Request) => TenantKey; logger: Logger };
+/** `machine`: at WORKERS above 1, a key in flight on any worker is the 409 (one round trip per keyed write). */
+export type IdempotencyOptions = {
+  keys: IdempotencyKeys;
+  ttlMs: number;
+  callerOf: (req: Request) => string;
+  tenantOf: (req: Request) => TenantKey;
+  logger: Logger;
+  machine?: MachineSlots;
+};
 
 /**
- * One key of one caller in one tenant, as the process holds it in flight: the key first (visible ASCII, never a
- * newline), then the tenant's length, so no tenant and caller can run into another pair's.
+ * One key of one caller in one tenant, as the process (and the machine) holds it in flight: the key first (visible
+ * ASCII, never a newline), then the tenant's length, so no tenant and caller can run into another pair's.
  */
 const slotOf = (tenant: TenantKey, caller: string, key: string): string => `${key}\n${tenant.length}\n${tenant}${caller}`;
+
+const keyInUse = () =>
+  new AppError('idempotency_key_in_use', `${IDEMPOTENCY_HEADER}: a request with this key is still in progress; retry after the number of seconds in Retry-After.`, { headers: { 'Retry-After': '1' } });
+
+/** The key held for the machine too (the same slot: key, tenant and caller), or the 409 while another worker holds it. */
+async function holdOnMachine(machine: MachineSlots, slot: string, local: () => boolean): Promise<() => boolean> {
+  const give = await machine.hold('idempotency-key', slot);
+  if (give === undefined) {
+    local();
+    throw keyInUse();
+  }
+  return () => {
+    give();
+    return local();
+  };
+}
 
 function keyOf(req: Request): string | undefined {
   const header = req.headers['idempotency-key'];
@@ -100,7 +126,7 @@ function storeOnEnd(res: Response, save: (answer: StoredAnswer) => Promise<void>
   Object.defineProperty(res, 'end', { value: keyedEnd, writable: true, configurable: true, enumerable: false });
 }
 
-export function idempotent({ keys, ttlMs, callerOf, tenantOf, logger }: IdempotencyOptions): RequestHandler {
+export function idempotent({ keys, ttlMs, callerOf, tenantOf, logger, machine }: IdempotencyOptions): RequestHandler {
   const inFlight = new Set<string>();
   return async (req, res, next) => {
     const key = keyOf(req);
@@ -111,11 +137,10 @@ export function idempotent({ keys, ttlMs, callerOf, tenantOf, logger }: Idempote
     const caller = callerOf(req);
     const tenant = tenantOf(req);
     const slot = slotOf(tenant, caller, key);
-    if (inFlight.has(slot)) {
-      throw new AppError('idempotency_key_in_use', `${IDEMPOTENCY_HEADER}: a request with this key is still in progress; retry after the number of seconds in Retry-After.`, { headers: { 'Retry-After': '1' } });
-    }
+    if (inFlight.has(slot)) throw keyInUse();
     inFlight.add(slot);
-    const release = () => inFlight.delete(slot);
+    let release = () => inFlight.delete(slot);
+    if (machine !== undefined) release = await holdOnMachine(machine, slot, release);
     const fingerprint = fingerprintOf(req, res);
     // A store whose write reads the key itself answers a request sent again through replayTakenKey.
     if (!keys.checkedByWrite) {

@@ -9,7 +9,7 @@ export type StoreConfig = Pick<
   'database' | 'databaseBusyTimeoutMs' | 'databasePoolSize' | 'databaseStatementTimeoutMs' | 'databaseConnectTimeoutMs' | 'webhooks' | 'events' | 'idempotencyTtlMs' | 'tenants'
 >;
 
-/** Instruments the store and its resources report to; absent when metrics are off. */
+/** Instruments the store and its resources report to (absent when metrics are off), and a worker's machine slots. */
 export type StoreHooks = ResourceHooks & { webhookObserver?: WebhookObserver };
 
 /**

@@ -12,6 +12,8 @@ import type { MetricsServer } from '../metrics/metrics-listener';
 import type { ClusterMetrics } from './cluster-metrics';
 import { GENERATED_TOKEN_VARIABLE, WORKER_SLOT_VARIABLE, isListeningMessage, isMetricsMessage, type DrainMessage, type ListeningMessage, type MetricsReply } from './messages';
 import { Restarts } from './restarts';
+import { isSlotMessage } from './slot-messages';
+import { MachineSlotTable } from './slots';
 
 // Past the drain's deadline a worker gets this long to exit on its own before SIGKILL.
 const KILL_GRACE_MS = 1000;
@@ -45,6 +47,7 @@ class Supervisor {
   private readonly restarts: Restarts;
   private readonly slots: Slot[];
   private readonly relays = new Set<Promise<void>>();
+  private readonly machineSlots = new MachineSlotTable();
   private readonly token: string | undefined;
   private serving = false;
   private stopping = false;
@@ -127,6 +130,7 @@ class Supervisor {
     worker.on('message', (message: unknown) => {
       if (isListeningMessage(message)) this.listened(slot, message);
       else if (isMetricsMessage(message)) this.metrics?.merge.received(message as MetricsReply);
+      else if (isSlotMessage(message)) this.machineSlots.received(worker, message);
     });
     worker.on('exit', (code, signal) => this.exited(slot, worker, code, signal as NodeJS.Signals | null));
   }
@@ -142,6 +146,7 @@ class Supervisor {
   private exited(slot: Slot, worker: Worker, code: number | null, signal: NodeJS.Signals | null): void {
     if (slot.worker !== worker) return;
     slot.worker = undefined;
+    this.machineSlots.exited(worker);
     const { logger } = this.options;
     const facts = { worker: slot.n, pid: worker.process.pid, code, signal };
     if (this.stopping) {
