@@ -129,7 +129,7 @@ class Supervisor {
     stderr?.pipe(process.stderr, { end: false });
     worker.on('message', (message: unknown) => {
       if (isListeningMessage(message)) this.listened(slot, message);
-      else if (isMetricsMessage(message)) this.metrics?.merge.received(message as MetricsReply);
+      else if (isMetricsMessage(message)) this.metrics?.merge.received(worker.id, message as MetricsReply);
       else if (isSlotMessage(message)) this.machineSlots.received(worker, message);
     });
     worker.on('exit', (code, signal) => this.exited(slot, worker, code, signal as NodeJS.Signals | null));
@@ -147,6 +147,7 @@ class Supervisor {
     if (slot.worker !== worker) return;
     slot.worker = undefined;
     this.machineSlots.exited(worker);
+    this.metrics?.merge.retire(worker.id);
     const { logger } = this.options;
     const facts = { worker: slot.n, pid: worker.process.pid, code, signal };
     if (this.stopping) {
