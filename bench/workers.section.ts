@@ -9,7 +9,7 @@
 import { seedPostgres } from './find.seed';
 import { f2, SECONDS, STORED, WARMUP_SECONDS, CONNECTIONS, ROUNDS, type SectionResult } from './lib';
 import { freshDatabase } from './postgres.section';
-import { alternateSides, machineBound, ratioOf, SIDE_HEAD, sideRow, verdict, type LoadRun, type Side } from './workers.throughput';
+import { alternateSides, busyAtOne, machineBound, ratioOf, SIDE_HEAD, sideRow, verdict, type LoadRun, type Side } from './workers.throughput';
 import { overloadLines, overloadRounds } from './workers.overload';
 import { stormLines, stormRounds } from './workers.storm';
 import { WRK, wrkPresent, type WrkLoad } from './workers.wrk';
@@ -22,6 +22,16 @@ const LOADS: { load: WrkLoad; label: string; goal: number }[] = [
   { load: 'pages', label: 'first list pages (GET /plants?limit=100)', goal: 1.6 },
   { load: 'creates', label: 'creates (POST /plants, new ids)', goal: 1.3 },
 ];
+
+// A second worker can only add what the machine has left: when WORKERS=1 already kept nine tenths of the two cores
+// busy (with wrk, PostgreSQL and whatever else ran), the run says nothing about the goal.
+const FULL_CORES = 1.8;
+
+function throughputVerdict(value: number, runs: Record<Side, LoadRun[]>, goal: number): string {
+  const busy = busyAtOne(runs.one);
+  if (busy >= FULL_CORES) return `not decided: the machine was full at WORKERS=1 (${f2(busy)} of 2 cores busy)`;
+  return verdict(value, runs.autoAgain, runs.auto, 'rps', (x) => x >= goal, goal);
+}
 
 function throughputLines(results: { label: string; goal: number; runs: Record<Side, LoadRun[]> }[]): { lines: string[]; failed: number } {
   const lines = [
@@ -40,7 +50,7 @@ function throughputLines(results: { label: string; goal: number; runs: Record<Si
     const cpu = ratioOf(runs.auto, runs.one, 'serviceCpuUs');
     const cpuAa = ratioOf(runs.autoAgain, runs.auto, 'serviceCpuUs');
     goals.push(
-      `| ${label}: throughput auto / 1 | ${rps.text} | ${rpsAa.text} | ≥ ${goal} | ${verdict(rps.value, runs.autoAgain, runs.auto, 'rps', (x) => x >= goal, goal)} |`,
+      `| ${label}: throughput auto / 1 | ${rps.text} | ${rpsAa.text} | ≥ ${goal} | ${throughputVerdict(rps.value, runs, goal)} |`,
       `| ${label}: the most auto / 1 could be here (2 cores ÷ WORKERS=1's CPU per request of service, wrk and PostgreSQL, over its req/s) | ${f2(machineBound(runs.one))} | | | |`,
       `| ${label}: service CPU per request auto / 1 | ${cpu.text} | ${cpuAa.text} | ≤ 1.10 | ${verdict(cpu.value, runs.autoAgain, runs.auto, 'serviceCpuUs', (x) => x <= 1.1, 1.1)} |`,
     );

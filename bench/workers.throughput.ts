@@ -106,3 +106,9 @@ export function machineBound(one: LoadRun[]): number {
   const perRequestUs = med(one, 'serviceCpuUs') + med(one, 'wrkCpuUs') + med(one, 'pgCpuUs');
   return 2e6 / perRequestUs / med(one, 'rps');
 }
+
+/** Cores busy while WORKERS=1 ran: its service, wrk and PostgreSQL per request times its rate, plus other work. */
+export function busyAtOne(one: LoadRun[]): number {
+  const perRequestUs = med(one, 'serviceCpuUs') + med(one, 'wrkCpuUs') + med(one, 'pgCpuUs');
+  return (perRequestUs * med(one, 'rps')) / 1e6 + med(one, 'otherCores');
+}
