@@ -22,6 +22,7 @@ import { instructionsSection } from './instructions.section';
 import { findSection } from './find.section';
 import { writesSection } from './writes.section';
 import { tenantsSection } from './tenants.section';
+import { workersSection } from './workers.section';
 
 // Add a section here: its name (for BENCH_ONLY) and the function that measures it.
 const SECTIONS: Record<string, () => Promise<SectionResult>> = {
@@ -41,6 +42,7 @@ const SECTIONS: Record<string, () => Promise<SectionResult>> = {
   find: findSection,
   writes: writesSection,
   tenants: tenantsSection,
+  workers: workersSection,
 };
 
 async function main(): Promise<void> {
