@@ -10,6 +10,7 @@ import './node-version';
 import { logHangupsWith } from './hangup';
 import { ConfigError, generateToken, loadConfig, poolPerWorker, type Config } from './config';
 import { createLogger, createRelayingLogger, exitAfterLogFlush, type Logger } from './logger';
+import { creditsFromSupervisor } from './supervisor/rate-credit-client';
 import { GENERATED_TOKEN_VARIABLE, followSupervisor, workerSlot } from './supervisor/worker';
 
 /* eslint-disable @typescript-eslint/no-require-imports -- the supervisor must not load the service (express, pg),
@@ -48,7 +49,7 @@ async function start(config: Config, logger: Logger, worker: number | undefined)
   let drain: Drain = () => exitAfterLogFlush(logger, 0);
   const listening = worker === undefined ? undefined : followSupervisor((signal, deadline) => drain(signal, deadline));
   const { startService } = serviceModule();
-  const service = await startService(config, logger, worker === undefined ? {} : { worker });
+  const service = await startService(config, logger, worker === undefined ? {} : { worker, rateCredits: creditsFromSupervisor() });
   logHangupsWith(logger, () => (service.lifecycle.shuttingDown ? 'draining' : 'serving'));
   let stopping = false;
   drain = (signal, deadline) => {

@@ -11,6 +11,7 @@ import { relayLines } from './log-relay';
 import type { MetricsServer } from '../metrics/metrics-listener';
 import type { ClusterMetrics } from './cluster-metrics';
 import { GENERATED_TOKEN_VARIABLE, WORKER_SLOT_VARIABLE, isListeningMessage, isMetricsMessage, type DrainMessage, type ListeningMessage, type MetricsReply } from './messages';
+import { isCreditMessage, RateCredits } from './rate-credits';
 import { Restarts } from './restarts';
 
 // Past the drain's deadline a worker gets this long to exit on its own before SIGKILL.
@@ -51,10 +52,12 @@ class Supervisor {
   private worst = 0;
   private killer: NodeJS.Timeout | undefined;
   private metrics: { merge: ClusterMetrics; server?: MetricsServer } | undefined;
+  private readonly credits: RateCredits;
 
   constructor(private readonly options: PrimaryOptions) {
     const { config } = options;
     this.restarts = new Restarts(config.workers);
+    this.credits = new RateCredits(config.workers);
     this.slots = Array.from({ length: config.workers }, (_, i) => ({ n: i + 1, forkedAt: 0, listened: false }));
     this.token = config.tokenSource === 'generated' ? config.authTokens[0] : undefined;
   }
@@ -127,6 +130,7 @@ class Supervisor {
     worker.on('message', (message: unknown) => {
       if (isListeningMessage(message)) this.listened(slot, message);
       else if (isMetricsMessage(message)) this.metrics?.merge.received(message as MetricsReply);
+      else if (isCreditMessage(message)) this.credits.asked(worker, message);
     });
     worker.on('exit', (code, signal) => this.exited(slot, worker, code, signal as NodeJS.Signals | null));
   }
