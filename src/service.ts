@@ -10,7 +10,7 @@ import { StaticTokenStore, startTokenRotation } from './auth';
 import type { BackupSchedule } from './backup/scheduler';
 import type { Config } from './config';
 import { publicListener } from './http/listener';
-import type { AskCredits } from './http/rate-limit.credits';
+import type { CreditChannel } from './http/rate-limit.credits';
 import type { SharedRateLimit } from './http/rate-limit.redis';
 import { optional, Parts, StartError, type Lifecycle, type Part } from './lifecycle';
 import type { Logger } from './logger';
@@ -47,8 +47,8 @@ export type ServiceOptions = {
   store?: (hooks: StoreHooks, resources: readonly Resource[]) => Store;
   /** This process is worker n of a supervisor (src/supervisor): its start line says `worker listening`. */
   worker?: number;
-  /** A worker's ask to its supervisor for rate-limit credits: the limits count there when REDIS_URL is unset. */
-  rateCredits?: AskCredits;
+  /** A worker's channel to its supervisor's rate-limit credits: the limits count there when REDIS_URL is unset. */
+  rateCredits?: CreditChannel;
 };
 
 type MetricsPart = { instruments: Metrics; server?: MetricsServer; reservedFiles: number };
@@ -83,10 +83,10 @@ function sharedRateLimit(url: string, config: Config, logger: Logger): Part<Shar
 }
 
 // Without Redis a worker's limits count in its supervisor, which grants credits (src/http/rate-limit.credits.ts).
-function creditRateLimit(ask: AskCredits | undefined): Omit<SharedRateLimit, 'close'> | undefined {
-  if (ask === undefined) return undefined;
+function creditRateLimit(channel: CreditChannel | undefined): Omit<SharedRateLimit, 'close'> | undefined {
+  if (channel === undefined) return undefined;
   const { createCreditRateLimit } = require('./http/rate-limit.credits') as typeof import('./http/rate-limit.credits');
-  return createCreditRateLimit(ask);
+  return createCreditRateLimit(channel);
 }
 
 // The first backup comes one interval after start; a backup in progress stops at its next step in the drain.

@@ -4,13 +4,20 @@ import type { ClientRateLimitInfo, Options, Store } from 'express-rate-limit';
  * A worker's rate-limit counters at WORKERS > 1 without REDIS_URL (docs/decisions/workers.md, "Rate limits across
  * workers"). The supervisor owns each key's one-minute window and grants this worker credits: hits it counts here,
  * with no round trip, until they are gone; then it asks again. A window the supervisor says is spent counts every
- * further hit past the limit here, until it ends. It never lets more through than the supervisor granted.
+ * further hit past the limit here, until it ends. When another worker finds a window spent, the supervisor asks
+ * this one's unused credits of it back (release). It never lets more through than the supervisor granted.
  */
 
 /** The supervisor's answer: `granted` hits (0: spent), `before` what the window had reserved, `resetAt` its end. */
 export type Grant = { granted: number; before: number; resetAt: number };
-/** One ask to the supervisor for credits of one key of one limiter (`store`, the limiter's prefix). */
-export type AskCredits = (store: string, key: string, limit: number) => Promise<Grant>;
+/**
+ * The way to the supervisor: `ask` for credits of one key of one limiter (`store`, the limiter's prefix);
+ * `onReclaim` registers what gives a window's unused credits back when the supervisor finds it spent.
+ */
+export type CreditChannel = {
+  ask: (store: string, key: string, limit: number) => Promise<Grant>;
+  onReclaim: (release: (store: string, key: string, resetAt: number) => number) => void;
+};
 
 // `base + used` is the window's count as this worker knows it: exact while a key stays on one worker; other
 // workers' hits since this worker's last grant are missing from it, their unused credits are counted in it.
@@ -27,7 +34,7 @@ class CreditStore implements Store {
 
   constructor(
     readonly prefix: string,
-    private readonly ask: AskCredits,
+    private readonly ask: CreditChannel['ask'],
     private readonly now: () => number,
   ) {}
 
@@ -67,6 +74,15 @@ class CreditStore implements Store {
     this.credits.delete(key);
   }
 
+  /** The supervisor asks this window's unused credits back: they are dropped here and their count returned. */
+  release(key: string, resetAt: number): number {
+    const credit = this.credits.get(key);
+    if (credit === undefined || credit.resetAt !== resetAt) return 0;
+    const unused = credit.left;
+    credit.left = 0;
+    return unused;
+  }
+
   private refill(key: string): Promise<void> {
     let pending = this.asking.get(key);
     if (pending === undefined) {
@@ -96,6 +112,8 @@ function infoOf(credit: Credit): ClientRateLimitInfo {
 }
 
 /** A store per limiter, as express-rate-limit requires: per caller (RATE_LIMIT_PER_MINUTE) and per tenant. */
-export function createCreditRateLimit(ask: AskCredits, now: () => number = Date.now): { store: Store; tenantStore: Store } {
-  return { store: new CreditStore('caller:', ask, now), tenantStore: new CreditStore('tenant:', ask, now) };
+export function createCreditRateLimit(channel: CreditChannel, now: () => number = Date.now): { store: Store; tenantStore: Store } {
+  const stores = [new CreditStore('caller:', channel.ask, now), new CreditStore('tenant:', channel.ask, now)] as const;
+  channel.onReclaim((prefix, key, resetAt) => stores.find((store) => store.prefix === prefix)?.release(key, resetAt) ?? 0);
+  return { store: stores[0], tenantStore: stores[1] };
 }

@@ -130,7 +130,7 @@ class Supervisor {
     worker.on('message', (message: unknown) => {
       if (isListeningMessage(message)) this.listened(slot, message);
       else if (isMetricsMessage(message)) this.metrics?.merge.received(message as MetricsReply);
-      else if (isCreditMessage(message)) this.credits.asked(worker, message);
+      else if (isCreditMessage(message)) this.credits.received(worker, message);
     });
     worker.on('exit', (code, signal) => this.exited(slot, worker, code, signal as NodeJS.Signals | null));
   }
@@ -146,6 +146,7 @@ class Supervisor {
   private exited(slot: Slot, worker: Worker, code: number | null, signal: NodeJS.Signals | null): void {
     if (slot.worker !== worker) return;
     slot.worker = undefined;
+    this.credits.exited(worker);
     const { logger } = this.options;
     const facts = { worker: slot.n, pid: worker.process.pid, code, signal };
     if (this.stopping) {

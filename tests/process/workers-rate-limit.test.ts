@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { describeWith } from '../helpers/optional-services';
 import type { RawResponse } from '../helpers/raw-request';
 import type { ServerProcess } from '../helpers/server-process';
@@ -17,6 +18,28 @@ async function servedBy(server: ServerProcess, count: number): Promise<Set<unkno
   return new Set(server.lines.filter(request).map((line) => line.worker));
 }
 const remainingOf = (response: RawResponse) => /r=(\d+)/.exec(String(response.headers.ratelimit))?.[1];
+
+/** GET /plants `count` times one after another on one keep-alive connection (so one worker answers them all). */
+async function onOneConnection(url: string, count: number): Promise<number[]> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const statuses: number[] = [];
+  try {
+    for (let n = 0; n < count; n += 1) {
+      statuses.push(
+        await new Promise<number>((resolve, reject) => {
+          const request = http.get(`${url}/plants`, { agent, headers: JSON_HEADERS }, (response) => {
+            response.resume();
+            response.on('end', () => resolve(response.statusCode ?? 0));
+          });
+          request.on('error', reject);
+        }),
+      );
+    }
+  } finally {
+    agent.destroy();
+  }
+  return statuses;
+}
 
 describeWith('postgres', 'rate limits across WORKERS=3 without Redis (credits from the supervisor)', (server) => {
   const workers = workersForEach(server);
@@ -43,6 +66,16 @@ describeWith('postgres', 'rate limits across WORKERS=3 without Redis (credits fr
 
     expect([statuses.filter((status) => status === 200).length, statuses.filter((status) => status === 429).length]).toEqual([10, 20]);
     expect(await servedBy(service, 30)).toEqual(new Set([1, 2, 3]));
+  });
+
+  it('when a worker that answered once holds unused credits and the rest go to another worker, then the supervisor takes them back: 40 of a limit of 40 are answered', async () => {
+    const service = await workers.start({ WORKERS: '2', RATE_LIMIT_PER_MINUTE: '40' });
+
+    const first = await list(service);
+    const rest = await onOneConnection(service.url, 41);
+
+    expect([first.status, rest.filter((status) => status === 200).length, rest.slice(-2)]).toEqual([200, 39, [429, 429]]);
+    expect(await servedBy(service, 42)).toEqual(new Set([1, 2]));
   });
 
   it('when a tenant\'s two callers spread over the workers, then they count against one tenant limit, and another tenant has its own', async () => {
