@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { describeWith } from '../helpers/optional-services';
+import { aNewPlant } from '../helpers/plants';
 import type { RawResponse } from '../helpers/raw-request';
 import type { ServerProcess } from '../helpers/server-process';
 import { tokenFileForAll } from '../helpers/token-file';
@@ -76,6 +77,17 @@ describeWith('postgres', 'rate limits across WORKERS=3 without Redis (credits fr
 
     expect([first.status, rest.filter((status) => status === 200).length, rest.slice(-2)]).toEqual([200, 39, [429, 429]]);
     expect(await servedBy(service, 42)).toEqual(new Set([1, 2]));
+  });
+
+  it('when batches on different workers count as their operations, then the machine-wide limit is reached by operations: 5 + 5 answered, 1 more is 429', async () => {
+    const service = await workers.start({ WORKERS: '2', RATE_LIMIT_PER_MINUTE: '10' });
+    const batch = (count: number) => onNewConnection(service.url, { path: '/plants/batch', headers: JSON_HEADERS, body: JSON.stringify({ operations: Array.from({ length: count }, () => ({ op: 'create', plant: aNewPlant() })) }) });
+
+    const statuses = [(await batch(5)).status, (await batch(5)).status];
+    const over = await batch(1);
+
+    expect([...statuses, over.status, (over.body as { error: number }).error]).toEqual([200, 200, 429, 42901]);
+    expect(await servedBy(service, 3)).toEqual(new Set([1, 2]));
   });
 
   it('when a tenant\'s two callers spread over the workers, then they count against one tenant limit, and another tenant has its own', async () => {
