@@ -10,6 +10,7 @@ import './node-version';
 import { logHangupsWith } from './hangup';
 import { ConfigError, generateToken, loadConfig, poolPerWorker, type Config } from './config';
 import { abandonStdout, createLogger, createRelayingLogger, exitAfterLogFlush, type Logger } from './logger';
+import { creditsFromSupervisor } from './supervisor/rate-credit-client';
 import { GENERATED_TOKEN_VARIABLE, followSupervisor, workerSlot } from './supervisor/worker';
 import { workerSlots } from './supervisor/worker-slots';
 
@@ -54,7 +55,8 @@ async function start(config: Config, logger: Logger, worker: number | undefined)
     );
   const listening = worker === undefined ? undefined : supervised();
   const { startService } = serviceModule();
-  const service = await startService(config, logger, worker === undefined ? {} : { worker, machine: workerSlots() });
+  const peers = worker === undefined ? {} : { worker, machine: workerSlots(), rateCredits: creditsFromSupervisor() };
+  const service = await startService(config, logger, peers);
   logHangupsWith(logger, () => (service.lifecycle.shuttingDown ? 'draining' : 'serving'));
   let stopping = false;
   drain = (signal, deadline) => {

@@ -10,6 +10,7 @@ import { StaticTokenStore, startTokenRotation } from './auth';
 import type { BackupSchedule } from './backup/scheduler';
 import type { Config } from './config';
 import { publicListener } from './http/listener';
+import type { CreditChannel } from './http/rate-limit.credits';
 import type { SharedRateLimit } from './http/rate-limit.redis';
 import { optional, Parts, StartError, type Lifecycle, type Part } from './lifecycle';
 import type { Logger } from './logger';
@@ -48,6 +49,8 @@ export type ServiceOptions = {
   worker?: number;
   /** A worker's limits held for the whole machine by its supervisor (EVENTS_MAX_STREAMS, a key in flight). */
   machine?: MachineSlots;
+  /** A worker's channel to its supervisor's rate-limit credits: the limits count there when REDIS_URL is unset. */
+  rateCredits?: CreditChannel;
 };
 
 type MetricsPart = { instruments: Metrics; server?: MetricsServer; reservedFiles: number };
@@ -79,6 +82,13 @@ function metricsListener(config: Config, logger: Logger, worker: number | undefi
 function sharedRateLimit(url: string, config: Config, logger: Logger): Part<SharedRateLimit> {
   const { createSharedRateLimit } = require('./http/rate-limit.redis') as typeof import('./http/rate-limit.redis');
   return { name: 'shared rate limit', start: () => createSharedRateLimit(url, config.redisKeyPrefix, logger), stop: (_deadline, shared) => shared.close() };
+}
+
+// Without Redis a worker's limits count in its supervisor, which grants credits (src/http/rate-limit.credits.ts).
+function creditRateLimit(channel: CreditChannel | undefined): Omit<SharedRateLimit, 'close'> | undefined {
+  if (channel === undefined) return undefined;
+  const { createCreditRateLimit } = require('./http/rate-limit.credits') as typeof import('./http/rate-limit.credits');
+  return createCreditRateLimit(channel);
 }
 
 // The first backup comes one interval after start; a backup in progress stops at its next step in the drain.
@@ -128,7 +138,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
   const metricsPart = await parts.start(optional(config.metricsPort !== 0, () => metricsListener(config, logger, options.worker)));
   const metrics = metricsPart?.instruments;
   const store = await parts.start(storePart(config, logger, { observer: metrics?.store, webhookObserver: metrics?.webhooks, feedObserver: metrics?.feed, machine: options.machine }, options));
-  const shared = await parts.start(optional(config.redisUrl, (url) => sharedRateLimit(url, config, logger)));
+  const shared = (await parts.start(optional(config.redisUrl, (url) => sharedRateLimit(url, config, logger)))) ?? creditRateLimit(options.rateCredits);
   const app = createApp({ config, logger, resources: store.resources, access, readiness: store.readiness, lifecycle, metrics, tokens, rateLimitStore: shared?.store, tenantRateLimitStore: shared?.tenantStore });
   const http = publicListener(app, config, logger, metricsPart?.reservedFiles ?? 0, options.worker === undefined ? 'listening' : 'worker listening');
   const address = await parts.start(http.listener);

@@ -8,7 +8,7 @@ export const limitsVariables = {
     'Requests per minute per token, and per client address for requests without a valid token. `0` disables.',
   ),
   REDIS_URL: redisUrl.optional().describe(
-    '`redis://host:6379` keeps the rate limit\'s counters in Redis, shared by every replica; when Redis cannot be reached requests go through unlimited (one log line per outage). Empty: counters in this process.',
+    '`redis://host:6379` keeps the rate limit\'s counters in Redis, shared by every replica; when Redis cannot be reached requests go through unlimited (one log line per outage). Empty: counters in this process (at `WORKERS` above 1, in the supervisor, shared by its workers).',
   ),
   REDIS_KEY_PREFIX: z.string().prefault('plant-store:rate-limit:').describe(
     'Prefix of the rate limit\'s keys in Redis: one per deployment sharing a Redis.',

@@ -23,8 +23,8 @@ type Window = {
 
 /**
  * A fixed one-minute window per key. Counts live in this process (a MemoryStore of the limiter's own), or in
- * `shared` (Redis, rate-limit.redis.ts) so that every replica counts against one limit; a shared store that fails
- * lets the request through.
+ * `shared` so that every replica counts against one limit (Redis, rate-limit.redis.ts) or every worker of one
+ * supervisor does (its credits, rate-limit.credits.ts); a shared store that fails lets the request through.
  */
 function fixedWindow({ limit, keyOf, shared, reason, variable, identifier }: Window): RateLimit {
   const store = shared ?? new MemoryStore();

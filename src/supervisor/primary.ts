@@ -11,6 +11,7 @@ import { relayLines } from './log-relay';
 import type { MetricsServer } from '../metrics/metrics-listener';
 import type { ClusterMetrics } from './cluster-metrics';
 import { GENERATED_TOKEN_VARIABLE, WORKER_SLOT_VARIABLE, isListeningMessage, isMetricsMessage, type DrainMessage, type ListeningMessage, type MetricsReply } from './messages';
+import { isCreditMessage, RateCredits } from './rate-credits';
 import { Restarts } from './restarts';
 import { isSlotMessage } from './slot-messages';
 import { MachineSlotTable } from './slots';
@@ -54,10 +55,12 @@ class Supervisor {
   private worst = 0;
   private killer: NodeJS.Timeout | undefined;
   private metrics: { merge: ClusterMetrics; server?: MetricsServer } | undefined;
+  private readonly credits: RateCredits;
 
   constructor(private readonly options: PrimaryOptions) {
     const { config } = options;
     this.restarts = new Restarts(config.workers);
+    this.credits = new RateCredits(config.workers);
     this.slots = Array.from({ length: config.workers }, (_, i) => ({ n: i + 1, forkedAt: 0, listened: false }));
     this.token = config.tokenSource === 'generated' ? config.authTokens[0] : undefined;
   }
@@ -131,6 +134,7 @@ class Supervisor {
       if (isListeningMessage(message)) this.listened(slot, message);
       else if (isMetricsMessage(message)) this.metrics?.merge.received(worker.id, message as MetricsReply);
       else if (isSlotMessage(message)) this.machineSlots.received(worker, message);
+      else if (isCreditMessage(message)) this.credits.received(worker, message);
     });
     worker.on('exit', (code, signal) => this.exited(slot, worker, code, signal as NodeJS.Signals | null));
   }
@@ -148,6 +152,7 @@ class Supervisor {
     slot.worker = undefined;
     this.machineSlots.exited(worker);
     this.metrics?.merge.retire(worker.id);
+    this.credits.exited(worker);
     const { logger } = this.options;
     const facts = { worker: slot.n, pid: worker.process.pid, code, signal };
     if (this.stopping) {
