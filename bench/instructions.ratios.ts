@@ -29,6 +29,13 @@ const ratios = (stored: string): Ratio[] => [
     referenceEnv: {},
     earlier: '1.08 at 7f3fe00',
   },
+  {
+    // Like for like: the service logs every request, as F+log does for creates; the floor above logs nothing.
+    workload: { name: 'read by id', store: stored, requests: byIdRequests },
+    reference: { script: 'read-floor-server.js', label: 'read floor+log' },
+    referenceEnv: { CEILING_LOG: '1' },
+    earlier: 'first counted here',
+  },
 ];
 
 export type Verdict = 'met' | 'missed' | 'not decided';
