@@ -12,6 +12,7 @@ import { ConfigError, generateToken, loadConfig, poolPerWorker, type Config } fr
 import { abandonStdout, createLogger, createRelayingLogger, exitAfterLogFlush, type Logger } from './logger';
 import { GENERATED_TOKEN_VARIABLE, followSupervisor, workerSlot } from './supervisor/worker';
 import { workerSlots } from './supervisor/worker-slots';
+import { workerWriteTurn } from './supervisor/worker-write-turn';
 
 /* eslint-disable @typescript-eslint/no-require-imports -- the supervisor must not load the service (express, pg),
    and one process must not load the supervisor (node:cluster): each side loads only its own. */
@@ -54,7 +55,9 @@ async function start(config: Config, logger: Logger, worker: number | undefined)
     );
   const listening = worker === undefined ? undefined : supervised();
   const { startService } = serviceModule();
-  const service = await startService(config, logger, worker === undefined ? {} : { worker, machine: workerSlots() });
+  // SQLite: the workers' group commits take the file's write lock in turn (src/supervisor/write-turn.ts).
+  const writeTurn = () => (config.database.dialect === 'sqlite' ? workerWriteTurn(config.databaseBusyTimeoutMs) : undefined);
+  const service = await startService(config, logger, worker === undefined ? {} : { worker, machine: workerSlots(), writeTurn: writeTurn() });
   logHangupsWith(logger, () => (service.lifecycle.shuttingDown ? 'draining' : 'serving'));
   let stopping = false;
   drain = (signal, deadline) => {

@@ -6,7 +6,6 @@ import { z } from 'zod';
 import { ConfigError } from './config-error';
 import type { Parsed } from './fields';
 import type { limitsVariables } from './limits';
-import type { storeVariables } from './store';
 import type { tenantsVariables } from './tenants';
 
 export const MAX_WORKERS = 1024;
@@ -20,13 +19,12 @@ const workerCount = z
 
 export const workersVariables = {
   WORKERS: workerCount.prefault('1').describe(
-    `Processes serving the port: \`1\` runs one process; more (up to ${MAX_WORKERS}) runs a supervisor that starts that many workers, each the whole service, hands them connections in turn, restarts one that dies and drains all on SIGTERM; \`auto\` is the cores this process may use (\`os.availableParallelism()\`). Above 1 it needs PostgreSQL (SQLite across workers waits for the single writer, issue 36) and \`REDIS_URL\` when a rate limit is on. One scrape on \`METRICS_PORT\` merges every worker's series. \`MAX_CONNECTIONS\` and \`LOAD_SHED_LAG_MS\` apply to each worker; \`EVENTS_MAX_STREAMS\` and the in-flight \`Idempotency-Key\` (409) count across all of them, through the supervisor; \`DATABASE_POOL_SIZE\` is split among them (docs/operations.md, Workers).`,
+    `Processes serving the port: \`1\` runs one process; more (up to ${MAX_WORKERS}) runs a supervisor that starts that many workers, each the whole service, hands them connections in turn, restarts one that dies and drains all on SIGTERM; \`auto\` is the cores this process may use (\`os.availableParallelism()\`). Above 1 it needs \`REDIS_URL\` when a rate limit is on. On SQLite, worker 1 migrates before the others start and the workers' commits take the file's write lock in turn through the supervisor; the change feed and webhooks across workers on SQLite are not yet right (docs/operations.md, Workers). One scrape on \`METRICS_PORT\` merges every worker's series. \`MAX_CONNECTIONS\` and \`LOAD_SHED_LAG_MS\` apply to each worker; \`EVENTS_MAX_STREAMS\` and the in-flight \`Idempotency-Key\` (409) count across all of them, through the supervisor; \`DATABASE_POOL_SIZE\` is split among them (docs/operations.md, Workers).`,
   ),
 };
 
 // Read, not owned: each is described by its own slice, and the schema holds it from there.
-type ReadVariables = Pick<typeof storeVariables, 'DATABASE_URL'> &
-  Pick<typeof limitsVariables, 'RATE_LIMIT_PER_MINUTE' | 'REDIS_URL'> &
+type ReadVariables = Pick<typeof limitsVariables, 'RATE_LIMIT_PER_MINUTE' | 'REDIS_URL'> &
   Pick<typeof tenantsVariables, 'RATE_LIMIT_PER_TENANT_PER_MINUTE'>;
 
 /** `auto`: the cores this process may use, which libuv bounds by the CPU affinity and the cgroup quota. */
@@ -47,9 +45,6 @@ export function workersSettings(env: Parsed<typeof workersVariables & ReadVariab
   const workers = resolveWorkers(env.WORKERS, cores);
   if (workers > 1) {
     const apart = `with WORKERS=${workers} each worker would count on its own and allow ${workers} times the limit`;
-    if (env.DATABASE_URL.dialect === 'sqlite') {
-      refuse('WORKERS', `${workers} workers on SQLite (DATABASE_URL=file:…) need the single-writer work of issue 36, not built yet; use WORKERS=1 on SQLite, or PostgreSQL`);
-    }
     if (env.RATE_LIMIT_PER_MINUTE > 0 && env.REDIS_URL === undefined) {
       refuse('RATE_LIMIT_PER_MINUTE', `${apart}; set REDIS_URL to share the counters, RATE_LIMIT_PER_MINUTE=0 to turn the limit off, or WORKERS=1`);
     }

@@ -14,6 +14,8 @@ import { GENERATED_TOKEN_VARIABLE, WORKER_SLOT_VARIABLE, isListeningMessage, isM
 import { Restarts } from './restarts';
 import { isSlotMessage } from './slot-messages';
 import { MachineSlotTable } from './slots';
+import { firstForks } from './sqlite-start';
+import { isWriteTurnMessage, WriteTurnTable } from './write-turn';
 
 // Past the drain's deadline a worker gets this long to exit on its own before SIGKILL.
 const KILL_GRACE_MS = 1000;
@@ -23,7 +25,7 @@ const RELAY_GRACE_MS = 1000;
 type Slot = { n: number; worker?: Worker; forkedAt: number; listened: boolean; restart?: NodeJS.Timeout };
 
 export type PrimaryOptions = {
-  config: Pick<Config, 'workers' | 'shutdownTimeoutMs' | 'authTokens' | 'tokenSource' | 'metricsPort' | 'metricsHost'>;
+  config: Pick<Config, 'workers' | 'shutdownTimeoutMs' | 'authTokens' | 'tokenSource' | 'metricsPort' | 'metricsHost' | 'database'>;
   logger: Logger;
   /** Writes workers' complete lines into the supervisor's stdout (src/logger.ts createRelayingLogger). */
   relay: (lines: Buffer) => void;
@@ -48,6 +50,7 @@ class Supervisor {
   private readonly slots: Slot[];
   private readonly relays = new Set<Promise<void>>();
   private readonly machineSlots = new MachineSlotTable();
+  private readonly writeTurn = new WriteTurnTable();
   private readonly token: string | undefined;
   private serving = false;
   private stopping = false;
@@ -82,7 +85,7 @@ class Supervisor {
     // SIGTERM while the metrics listener opened: nothing to fork any more.
     if (this.stopping) return;
     logger.info({ workers: config.workers }, 'starting workers');
-    for (const slot of this.slots) this.fork(slot);
+    for (const slot of firstForks(config.database, this.slots)) this.fork(slot);
   }
 
   /** Stops restarting and drains every worker by one deadline; `code` is the least the supervisor exits with. */
@@ -131,12 +134,15 @@ class Supervisor {
       if (isListeningMessage(message)) this.listened(slot, message);
       else if (isMetricsMessage(message)) this.metrics?.merge.received(worker.id, message as MetricsReply);
       else if (isSlotMessage(message)) this.machineSlots.received(worker, message);
+      else if (isWriteTurnMessage(message)) this.writeTurn.received(worker, message);
     });
     worker.on('exit', (code, signal) => this.exited(slot, worker, code, signal as NodeJS.Signals | null));
   }
 
   private listened(slot: Slot, message: ListeningMessage): void {
     slot.listened = true;
+    // SQLite: slot 1 has migrated; the others start now (src/supervisor/sqlite-start.ts).
+    if (!this.serving && !this.stopping) for (const other of this.slots) if (other.worker === undefined && other.restart === undefined) this.fork(other);
     if (this.serving || !this.slots.every((each) => each.listened)) return;
     this.serving = true;
     const { address, port, maxConnections, openFileLimit } = message;
@@ -147,6 +153,7 @@ class Supervisor {
     if (slot.worker !== worker) return;
     slot.worker = undefined;
     this.machineSlots.exited(worker);
+    this.writeTurn.exited(worker);
     this.metrics?.merge.retire(worker.id);
     const { logger } = this.options;
     const facts = { worker: slot.n, pid: worker.process.pid, code, signal };
