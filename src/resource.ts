@@ -11,6 +11,7 @@ import type { Lease } from './auth';
 import type { ChangeOutbox, ChangeOutboxRows } from './change-outbox';
 import type { Db } from './db/database.sqlite';
 import type { PgPool } from './db/database.postgres';
+import type { WriteTurn } from './db/group-commit';
 import type { SqliteHealth } from './db/health.sqlite';
 import type { EventsConfig } from './config';
 import type { TenantsConfig } from './config/tenants';
@@ -74,7 +75,15 @@ export type ResourceStores = {
  * What the store hands its resources beside config: instruments to report to (absent when metrics are off), and
  * `machine`, the slots every worker of the machine shares (absent in one process: each counts on its own).
  */
-export type ResourceHooks = { observer?: StoreObserver; feedObserver?: FeedObserver; machine?: MachineSlots };
+export type { WriteTurn };
+
+export type ResourceHooks = {
+  observer?: StoreObserver;
+  feedObserver?: FeedObserver;
+  machine?: MachineSlots;
+  /** SQLite at WORKERS above 1: the machine's write turn each group commit takes (src/db/group-commit.ts). */
+  writeTurn?: WriteTurn;
+};
 
 /**
  * Limits held for the whole machine at WORKERS above 1, by the supervisor (src/supervisor/slots.ts): one IPC round
@@ -120,6 +129,8 @@ export type ResourceParts = {
    * serves. Until it resolves every operation answers 503, and the store is not ready.
    */
   markReady?(): void | Promise<void>;
+  /** SQLite: resolves once its queued writes are answered; the store closes its connection only then. */
+  settled?(): Promise<void>;
 };
 
 /** What app.ts hands each resource's routes: the body parser and what auth decided about the request. */

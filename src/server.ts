@@ -13,6 +13,7 @@ import { abandonStdout, createLogger, createRelayingLogger, exitAfterLogFlush, t
 import { creditsFromSupervisor } from './supervisor/rate-credit-client';
 import { GENERATED_TOKEN_VARIABLE, followSupervisor, workerSlot } from './supervisor/worker';
 import { workerSlots } from './supervisor/worker-slots';
+import { workerWriteTurn } from './supervisor/worker-write-turn';
 
 /* eslint-disable @typescript-eslint/no-require-imports -- the supervisor must not load the service (express, pg),
    and one process must not load the supervisor (node:cluster): each side loads only its own. */
@@ -55,7 +56,9 @@ async function start(config: Config, logger: Logger, worker: number | undefined)
     );
   const listening = worker === undefined ? undefined : supervised();
   const { startService } = serviceModule();
-  const peers = worker === undefined ? {} : { worker, machine: workerSlots(), rateCredits: creditsFromSupervisor() };
+  // SQLite: the workers' group commits take the file's write lock in turn (src/supervisor/write-turn.ts).
+  const writeTurn = () => (config.database.dialect === 'sqlite' ? workerWriteTurn(config.databaseBusyTimeoutMs) : undefined);
+  const peers = worker === undefined ? {} : { worker, machine: workerSlots(), rateCredits: creditsFromSupervisor(), writeTurn: writeTurn() };
   const service = await startService(config, logger, peers);
   logHangupsWith(logger, () => (service.lifecycle.shuttingDown ? 'draining' : 'serving'));
   let stopping = false;

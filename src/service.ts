@@ -15,7 +15,7 @@ import type { SharedRateLimit } from './http/rate-limit.redis';
 import { optional, Parts, StartError, type Lifecycle, type Part } from './lifecycle';
 import type { Logger } from './logger';
 import type { Metrics, MetricsServer } from './metrics';
-import type { MachineSlots, Resource } from './resource';
+import type { MachineSlots, Resource, WriteTurn } from './resource';
 import { accessOf, RESOURCES } from './resources';
 import { createStore, type Store, type StoreHooks } from './store';
 
@@ -51,6 +51,8 @@ export type ServiceOptions = {
   machine?: MachineSlots;
   /** A worker's channel to its supervisor's rate-limit credits: the limits count there when REDIS_URL is unset. */
   rateCredits?: CreditChannel;
+  /** SQLite at WORKERS above 1: the machine's write turn, held by the supervisor (src/supervisor/write-turn.ts). */
+  writeTurn?: WriteTurn;
 };
 
 type MetricsPart = { instruments: Metrics; server?: MetricsServer; reservedFiles: number };
@@ -137,7 +139,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
   // The metrics listener first: a taken METRICS_PORT fails the start with nothing else to undo.
   const metricsPart = await parts.start(optional(config.metricsPort !== 0, () => metricsListener(config, logger, options.worker)));
   const metrics = metricsPart?.instruments;
-  const store = await parts.start(storePart(config, logger, { observer: metrics?.store, webhookObserver: metrics?.webhooks, feedObserver: metrics?.feed, machine: options.machine }, options));
+  const store = await parts.start(storePart(config, logger, { observer: metrics?.store, webhookObserver: metrics?.webhooks, feedObserver: metrics?.feed, machine: options.machine, writeTurn: options.writeTurn }, options));
   const shared = (await parts.start(optional(config.redisUrl, (url) => sharedRateLimit(url, config, logger)))) ?? creditRateLimit(options.rateCredits);
   const app = createApp({ config, logger, resources: store.resources, access, readiness: store.readiness, lifecycle, metrics, tokens, rateLimitStore: shared?.store, tenantRateLimitStore: shared?.tenantStore });
   const http = publicListener(app, config, logger, metricsPart?.reservedFiles ?? 0, options.worker === undefined ? 'listening' : 'worker listening');

@@ -1,11 +1,8 @@
 // How many processes serve the port (docs/decisions/workers.md): one, as the service always ran, or a supervisor
-// and several workers. What is still kept per process and cannot yet be right across workers is refused here,
-// before anything starts, each with the variable to change.
+// and several workers. Nothing is refused at any count any more: the store and the limits work across workers.
 import os from 'node:os';
 import { z } from 'zod';
-import { ConfigError } from './config-error';
 import type { Parsed } from './fields';
-import type { storeVariables } from './store';
 
 export const MAX_WORKERS = 1024;
 
@@ -18,12 +15,10 @@ const workerCount = z
 
 export const workersVariables = {
   WORKERS: workerCount.prefault('1').describe(
-    `Processes serving the port: \`1\` runs one process; more (up to ${MAX_WORKERS}) runs a supervisor that starts that many workers, each the whole service, hands them connections in turn, restarts one that dies and drains all on SIGTERM; \`auto\` is the cores this process may use (\`os.availableParallelism()\`). Above 1 it needs PostgreSQL (SQLite across workers waits for the single writer, issue 36). Rate limits count across all workers: in Redis with \`REDIS_URL\`, else in the supervisor, which grants each worker hits in chunks. One scrape on \`METRICS_PORT\` merges every worker's series. \`MAX_CONNECTIONS\` and \`LOAD_SHED_LAG_MS\` apply to each worker; \`EVENTS_MAX_STREAMS\` and the in-flight \`Idempotency-Key\` (409) count across all of them, through the supervisor; \`DATABASE_POOL_SIZE\` is split among them (docs/operations.md, Workers).`,
+    `Processes serving the port: \`1\` runs one process; more (up to ${MAX_WORKERS}) runs a supervisor that starts that many workers, each the whole service, hands them connections in turn, restarts one that dies and drains all on SIGTERM; \`auto\` is the cores this process may use (\`os.availableParallelism()\`). On SQLite, worker 1 migrates before the others start and the workers' commits take the file's write lock in turn through the supervisor; the change feed and webhooks across workers on SQLite are not yet right (docs/operations.md, Workers). Rate limits count across all workers: in Redis with \`REDIS_URL\`, else in the supervisor, which grants each worker hits in chunks. One scrape on \`METRICS_PORT\` merges every worker's series. \`MAX_CONNECTIONS\` and \`LOAD_SHED_LAG_MS\` apply to each worker; \`EVENTS_MAX_STREAMS\` and the in-flight \`Idempotency-Key\` (409) count across all of them, through the supervisor; \`DATABASE_POOL_SIZE\` is split among them (docs/operations.md, Workers).`,
   ),
 };
 
-// Read, not owned: each is described by its own slice, and the schema holds it from there.
-type ReadVariables = Pick<typeof storeVariables, 'DATABASE_URL'>;
 
 /** `auto`: the cores this process may use, which libuv bounds by the CPU affinity and the cgroup quota. */
 export function resolveWorkers(value: 'auto' | number, cores: () => number = os.availableParallelism): number {
@@ -35,14 +30,6 @@ export function poolPerWorker(poolSize: number, workers: number): number {
   return workers === 1 ? poolSize : Math.max(2, Math.ceil(poolSize / workers));
 }
 
-function refuse(variable: string, why: string): never {
-  throw new ConfigError(`invalid configuration:\n✖ ${variable}: ${why}`);
-}
-
-export function workersSettings(env: Parsed<typeof workersVariables & ReadVariables>, cores?: () => number) {
-  const workers = resolveWorkers(env.WORKERS, cores);
-  if (workers > 1 && env.DATABASE_URL.dialect === 'sqlite') {
-    refuse('WORKERS', `${workers} workers on SQLite (DATABASE_URL=file:…) need the single-writer work of issue 36, not built yet; use WORKERS=1 on SQLite, or PostgreSQL`);
-  }
-  return { workers };
+export function workersSettings(env: Parsed<typeof workersVariables>, cores?: () => number) {
+  return { workers: resolveWorkers(env.WORKERS, cores) };
 }

@@ -53,8 +53,16 @@ export class SqliteHealth {
     // The file's identity as SQLite opened it. Not through a descriptor of our own: closing any descriptor of
     // the file would drop SQLite's POSIX locks on it (https://www.sqlite.org/howtocorrupt.html, 2.2).
     if (!db.memory) this.identity = statSync(this.path);
-    // The commit never waits inside the driver (that would freeze the event loop); it retries on timers instead.
-    db.pragma('busy_timeout = 0');
+  }
+
+  /**
+   * From here on a lock is never waited for inside the driver (that would freeze the event loop): the commit
+   * retries on timers instead. Called once the store is built: until then the start-up steps that write (the
+   * search-key fill) wait in the driver up to DATABASE_BUSY_TIMEOUT_MS, as the migrations do, so a worker started
+   * while another one writes waits its turn rather than fail with SQLITE_BUSY; nothing is served yet.
+   */
+  serve(): void {
+    this.db.pragma('busy_timeout = 0');
   }
 
   /** Throws a store_unavailable AppError when the configured path no longer leads to the open file. */

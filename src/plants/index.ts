@@ -80,8 +80,9 @@ export const plants: Resource = {
     sqlite: (context) => {
       const { db, health, logger, hooks, outbox, events } = context;
       refuseUnownedPlantsSqlite(db, context.tenants);
-      const repository = new SqlitePlantRepository(db, logger, health, hooks.observer, outbox);
-      return partsOver(repository, new PlantFeed(repository, repository.changes, events, logger, hooks.feedObserver, hooks.machine), sqliteIdempotencyKeys(db), context);
+      const repository = new SqlitePlantRepository(db, logger, health, hooks.observer, outbox, hooks.writeTurn);
+      const feed = new PlantFeed(repository, repository.changes, events, logger, hooks.feedObserver, hooks.machine);
+      return { ...partsOver(repository, feed, sqliteIdempotencyKeys(db), context), settled: () => repository.settled() };
     },
     postgres: (context) => {
       const { pool, statementTimeoutMs, logger, hooks, outbox, events, listen } = context;

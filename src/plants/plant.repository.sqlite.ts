@@ -2,7 +2,7 @@ import type { TenantKey } from '../tenant';
 import type Database from 'better-sqlite3';
 import type { ChangeOutbox } from '../change-outbox';
 import type { Db } from '../db/database.sqlite';
-import { GroupCommit, type Queued } from '../db/group-commit';
+import { GroupCommit, type Queued, type WriteTurn } from '../db/group-commit';
 import type { Logger } from '../logger';
 import { AppError } from '../errors';
 import { isStoreFault, type SqliteHealth } from '../db/health.sqlite';
@@ -63,7 +63,7 @@ class UnitFailed extends Error {
  * import may have written events since), and put back when a write rolls back.
  */
 export class SqlitePlantRepository extends PlantWriter implements PlantRepository, PlantEventLog {
-  private readonly queue = new GroupCommit<Op, Outcome>((batch) => this.commit(batch));
+  private readonly queue: GroupCommit<Op, Outcome>;
   private readonly commitBatch: Database.Transaction<(batch: Batch) => (Outcome | Error)[]>;
   private readonly byId: Database.Statement<[TenantKey, bigint], { json: string; version: bigint }>;
   private readonly lists: SqlitePlantList;
@@ -77,8 +77,10 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
     private readonly health: SqliteHealth,
     private readonly observer: StoreObserver = ignoreStore,
     outbox?: ChangeOutbox,
+    turn?: WriteTurn,
   ) {
     super();
+    this.queue = new GroupCommit<Op, Outcome>((batch) => this.commit(batch), turn);
     const keyed = fillSearchKeysSqlite(db);
     if (keyed > 0) logger.info({ plants: keyed }, 'filled the search keys of plants stored before search');
     this.events = new SqliteEventLog(db);
@@ -136,6 +138,11 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
     if (context === undefined) return this.queue.submit({ ...write, tenant }) as Promise<WriteOutcome>;
     const { trace, keep } = context;
     return this.queue.submit({ ...write, tenant, ...(trace === undefined ? {} : { trace }), ...(keep === undefined ? {} : { keep }) }) as Promise<WriteOutcome>;
+  }
+
+  /** Once every queued write is answered (the drain, before the connection closes). */
+  settled(): Promise<void> {
+    return this.queue.settled();
   }
 
   batch(tenant: TenantKey, writes: readonly PlantWrite[], context?: ChangeContext): Promise<BatchOutcome> {

@@ -22,6 +22,9 @@ export function fillSearchKeysSqlite(db: Db): number {
   // Every tenant's plants (plants_unkeyed); each key written by the row's own (tenant, id).
   const missing = db.prepare<[number], Unkeyed>('SELECT tenant, id, name FROM plants WHERE name_key IS NULL LIMIT ?');
   const fill = db.prepare<[string, string, bigint]>('UPDATE plants SET name_key = ? WHERE tenant = ? AND id = ?');
+  // A read first: with nothing to fill (every start but the first after an upgrade) the write lock is never taken,
+  // so a worker restarted while others write does not queue for it.
+  if (missing.all(1).length === 0) return 0;
   return db
     .transaction(() => {
       let filled = 0;

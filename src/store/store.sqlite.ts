@@ -38,8 +38,10 @@ export function sqliteParts(
         );
   /* eslint-enable @typescript-eslint/no-require-imports */
   const context = { db, health, logger, hooks, outbox: webhooks?.outbox, events: config.events, idempotencyTtlMs: config.idempotencyTtlMs, tenants: config.tenants };
+  const mounted = resources.map((resource) => ({ resource, parts: resource.store.sqlite(context) }));
+  health.serve();
   return {
-    resources: resources.map((resource) => ({ resource, parts: resource.store.sqlite(context) })),
+    resources: mounted,
     readiness: () =>
       Promise.resolve().then(() => {
         const migrated = isMigrated(db, migrations);
@@ -76,13 +78,16 @@ export function sqliteStoreOver(
   resources: readonly Resource[],
   hooks: StoreHooks = {},
 ): Store {
+  const parts = sqliteParts(db, migrations, config, logger, resources, hooks);
   return {
-    ...sqliteParts(db, migrations, config, logger, resources, hooks),
+    ...parts,
     open: () => Promise.resolve(),
     start: () => undefined,
-    close: () => {
+    // A write still queued (its client gone, its lock retry pending) is committed or failed first: closing under
+    // it would fail it with "The database connection is not open".
+    close: async () => {
+      await Promise.all(parts.resources.map(({ parts: each }) => each.settled?.() ?? Promise.resolve()));
       db.close();
-      return Promise.resolve();
     },
   };
 }

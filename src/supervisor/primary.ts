@@ -15,6 +15,8 @@ import { isCreditMessage, RateCredits } from './rate-credits';
 import { Restarts } from './restarts';
 import { isSlotMessage } from './slot-messages';
 import { MachineSlotTable } from './slots';
+import { firstForks } from './sqlite-start';
+import { isWriteTurnMessage, WriteTurnTable } from './write-turn';
 
 // Past the drain's deadline a worker gets this long to exit on its own before SIGKILL.
 const KILL_GRACE_MS = 1000;
@@ -24,7 +26,7 @@ const RELAY_GRACE_MS = 1000;
 type Slot = { n: number; worker?: Worker; forkedAt: number; listened: boolean; restart?: NodeJS.Timeout };
 
 export type PrimaryOptions = {
-  config: Pick<Config, 'workers' | 'shutdownTimeoutMs' | 'authTokens' | 'tokenSource' | 'metricsPort' | 'metricsHost'>;
+  config: Pick<Config, 'workers' | 'shutdownTimeoutMs' | 'authTokens' | 'tokenSource' | 'metricsPort' | 'metricsHost' | 'database'>;
   logger: Logger;
   /** Writes workers' complete lines into the supervisor's stdout (src/logger.ts createRelayingLogger). */
   relay: (lines: Buffer) => void;
@@ -49,6 +51,7 @@ class Supervisor {
   private readonly slots: Slot[];
   private readonly relays = new Set<Promise<void>>();
   private readonly machineSlots = new MachineSlotTable();
+  private readonly writeTurn = new WriteTurnTable();
   private readonly token: string | undefined;
   private serving = false;
   private stopping = false;
@@ -85,7 +88,7 @@ class Supervisor {
     // SIGTERM while the metrics listener opened: nothing to fork any more.
     if (this.stopping) return;
     logger.info({ workers: config.workers }, 'starting workers');
-    for (const slot of this.slots) this.fork(slot);
+    for (const slot of firstForks(config.database, this.slots)) this.fork(slot);
   }
 
   /** Stops restarting and drains every worker by one deadline; `code` is the least the supervisor exits with. */
@@ -135,12 +138,15 @@ class Supervisor {
       else if (isMetricsMessage(message)) this.metrics?.merge.received(worker.id, message as MetricsReply);
       else if (isSlotMessage(message)) this.machineSlots.received(worker, message);
       else if (isCreditMessage(message)) this.credits.received(worker, message);
+      else if (isWriteTurnMessage(message)) this.writeTurn.received(worker, message);
     });
     worker.on('exit', (code, signal) => this.exited(slot, worker, code, signal as NodeJS.Signals | null));
   }
 
   private listened(slot: Slot, message: ListeningMessage): void {
     slot.listened = true;
+    // SQLite: slot 1 has migrated; the others start now (src/supervisor/sqlite-start.ts).
+    if (!this.serving && !this.stopping) for (const other of this.slots) if (other.worker === undefined && other.restart === undefined) this.fork(other);
     if (this.serving || !this.slots.every((each) => each.listened)) return;
     this.serving = true;
     const { address, port, maxConnections, openFileLimit } = message;
@@ -151,6 +157,7 @@ class Supervisor {
     if (slot.worker !== worker) return;
     slot.worker = undefined;
     this.machineSlots.exited(worker);
+    this.writeTurn.exited(worker);
     this.metrics?.merge.retire(worker.id);
     this.credits.exited(worker);
     const { logger } = this.options;

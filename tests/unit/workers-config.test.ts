@@ -24,10 +24,8 @@ describe('WORKERS', () => {
     expect(errorOf({ ...POSTGRES, WORKERS: value })).toContain('must be auto or a whole number from 1 to 1024');
   });
 
-  it('when WORKERS=2 names a SQLite file, then the start is refused with the single-writer line', () => {
-    expect(errorOf({ WORKERS: '2', RATE_LIMIT_PER_MINUTE: '0', METRICS_PORT: '0' })).toBe(
-      'invalid configuration:\n✖ WORKERS: 2 workers on SQLite (DATABASE_URL=file:…) need the single-writer work of issue 36, not built yet; use WORKERS=1 on SQLite, or PostgreSQL',
-    );
+  it('when WORKERS=2 names a SQLite file, then the configuration passes (the workers take the write lock in turn)', () => {
+    expect(loadConfig({ WORKERS: '2', RATE_LIMIT_PER_MINUTE: '0', METRICS_PORT: '0' })).toMatchObject({ workers: 2, database: { dialect: 'sqlite' } });
   });
 
   it('when a rate limit is on at WORKERS=2 without REDIS_URL, then the start goes on: the supervisor counts it', () => {
