@@ -74,7 +74,26 @@ export type ResourceStores = {
  * What the store hands its resources beside config: instruments to report to (absent when metrics are off), and
  * `machine`, the slots every worker of the machine shares (absent in one process: each counts on its own).
  */
-export type ResourceHooks = { observer?: StoreObserver; feedObserver?: FeedObserver; machine?: MachineSlots };
+export type ResourceHooks = { observer?: StoreObserver; feedObserver?: FeedObserver; machine?: MachineSlots; commits?: MachineCommits };
+
+/**
+ * Commits told across the workers of one machine on SQLite, through the supervisor (src/supervisor/commits.ts): a
+ * worker whose commit wrote change events tells the others, whose feed and webhook dispatcher then wake as for a
+ * commit of their own. Absent in one process and on PostgreSQL (NOTIFY tells every process there).
+ */
+export type MachineCommits = {
+  /** This worker committed `events` change events: they are on disk, readable by every other process. */
+  tell(events: number): void;
+  /** Calls `heard` for each commit another worker told of; returns what stops it. */
+  hear(heard: (events: number) => void): () => void;
+};
+
+/**
+ * What runs once per machine at WORKERS above 1 on SQLite (the webhook dispatcher, scheduled backups): the supervisor
+ * names one live worker leader and another only once it exits. `lead` is called once, when this worker leads (at
+ * once if it already does); the returned function forgets it (a drain before that).
+ */
+export type MachineLeader = { whenLeading(lead: () => void): () => void };
 
 /**
  * Limits held for the whole machine at WORKERS above 1, by the supervisor (src/supervisor/slots.ts): one IPC round

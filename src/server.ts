@@ -12,6 +12,7 @@ import { ConfigError, generateToken, loadConfig, poolPerWorker, type Config } fr
 import { abandonStdout, createLogger, createRelayingLogger, exitAfterLogFlush, type Logger } from './logger';
 import { GENERATED_TOKEN_VARIABLE, followSupervisor, workerSlot } from './supervisor/worker';
 import { workerSlots } from './supervisor/worker-slots';
+import { workerCommits, workerLeader } from './supervisor/worker-commits';
 
 /* eslint-disable @typescript-eslint/no-require-imports -- the supervisor must not load the service (express, pg),
    and one process must not load the supervisor (node:cluster): each side loads only its own. */
@@ -54,7 +55,9 @@ async function start(config: Config, logger: Logger, worker: number | undefined)
     );
   const listening = worker === undefined ? undefined : supervised();
   const { startService } = serviceModule();
-  const service = await startService(config, logger, worker === undefined ? {} : { worker, machine: workerSlots() });
+  // SQLite: commits told to the other workers and one leader (PostgreSQL has NOTIFY and SKIP LOCKED claims instead).
+  const once = config.database.dialect === 'sqlite' ? { commits: workerCommits(), leader: workerLeader() } : {};
+  const service = await startService(config, logger, worker === undefined ? {} : { worker, machine: workerSlots(), ...once });
   logHangupsWith(logger, () => (service.lifecycle.shuttingDown ? 'draining' : 'serving'));
   let stopping = false;
   drain = (signal, deadline) => {

@@ -47,9 +47,6 @@ export function workersSettings(env: Parsed<typeof workersVariables & ReadVariab
   const workers = resolveWorkers(env.WORKERS, cores);
   if (workers > 1) {
     const apart = `with WORKERS=${workers} each worker would count on its own and allow ${workers} times the limit`;
-    if (env.DATABASE_URL.dialect === 'sqlite') {
-      refuse('WORKERS', `${workers} workers on SQLite (DATABASE_URL=file:…) need the single-writer work of issue 36, not built yet; use WORKERS=1 on SQLite, or PostgreSQL`);
-    }
     if (env.RATE_LIMIT_PER_MINUTE > 0 && env.REDIS_URL === undefined) {
       refuse('RATE_LIMIT_PER_MINUTE', `${apart}; set REDIS_URL to share the counters, RATE_LIMIT_PER_MINUTE=0 to turn the limit off, or WORKERS=1`);
     }

@@ -13,6 +13,8 @@ import type { ClusterMetrics } from './cluster-metrics';
 import { GENERATED_TOKEN_VARIABLE, WORKER_SLOT_VARIABLE, isListeningMessage, isMetricsMessage, type DrainMessage, type ListeningMessage, type MetricsReply } from './messages';
 import { Restarts } from './restarts';
 import { isSlotMessage } from './slot-messages';
+import { isCommitNotice } from './commit-messages';
+import { Leadership, relayCommit } from './commits';
 import { MachineSlotTable } from './slots';
 
 // Past the drain's deadline a worker gets this long to exit on its own before SIGKILL.
@@ -48,6 +50,7 @@ class Supervisor {
   private readonly slots: Slot[];
   private readonly relays = new Set<Promise<void>>();
   private readonly machineSlots = new MachineSlotTable();
+  private readonly leadership = new Leadership(() => this.stopping);
   private readonly token: string | undefined;
   private serving = false;
   private stopping = false;
@@ -131,12 +134,14 @@ class Supervisor {
       if (isListeningMessage(message)) this.listened(slot, message);
       else if (isMetricsMessage(message)) this.metrics?.merge.received(worker.id, message as MetricsReply);
       else if (isSlotMessage(message)) this.machineSlots.received(worker, message);
+      else if (isCommitNotice(message)) relayCommit(worker, message, this.live());
     });
     worker.on('exit', (code, signal) => this.exited(slot, worker, code, signal as NodeJS.Signals | null));
   }
 
   private listened(slot: Slot, message: ListeningMessage): void {
     slot.listened = true;
+    this.leadership.elect(this.slots);
     if (this.serving || !this.slots.every((each) => each.listened)) return;
     this.serving = true;
     const { address, port, maxConnections, openFileLimit } = message;
@@ -147,6 +152,7 @@ class Supervisor {
     if (slot.worker !== worker) return;
     slot.worker = undefined;
     this.machineSlots.exited(worker);
+    this.leadership.exited(worker, this.slots);
     this.metrics?.merge.retire(worker.id);
     const { logger } = this.options;
     const facts = { worker: slot.n, pid: worker.process.pid, code, signal };

@@ -5,18 +5,6 @@ import { childPids, isAlive } from '../helpers/workers';
 const POSTGRES = 'postgres://nobody@127.0.0.1:1/never';
 
 describe('what WORKERS > 1 refuses at start', () => {
-  it('when WORKERS=2 names the SQLite store, then the process exits 1 with one line saying SQLite across workers needs the single writer', async () => {
-    const server = await startServer({ WORKERS: '2' }, { expectListening: false });
-
-    const exit = await server.exited;
-
-    expect(exit).toEqual({ code: 1, signal: null });
-    expect(server.stderr()).toBe(
-      'plant-store: invalid configuration:\n✖ WORKERS: 2 workers on SQLite (DATABASE_URL=file:…) need the single-writer work of issue 36, not built yet; use WORKERS=1 on SQLite, or PostgreSQL\n',
-    );
-    expect(server.lines).toEqual([]);
-  });
-
   it.each([
     ['RATE_LIMIT_PER_MINUTE', { RATE_LIMIT_PER_MINUTE: '100' }, 'RATE_LIMIT_PER_MINUTE: with WORKERS=3 each worker would count on its own and allow 3 times the limit; set REDIS_URL to share the counters, RATE_LIMIT_PER_MINUTE=0 to turn the limit off, or WORKERS=1'],
     ['RATE_LIMIT_PER_TENANT_PER_MINUTE', { TENANT_CLAIM: 'sub', RATE_LIMIT_PER_TENANT_PER_MINUTE: '100' }, 'RATE_LIMIT_PER_TENANT_PER_MINUTE: with WORKERS=3 each worker would count on its own and allow 3 times the limit; set REDIS_URL to share the counters, RATE_LIMIT_PER_TENANT_PER_MINUTE=0 to turn the limit off, or WORKERS=1'],

@@ -24,10 +24,8 @@ describe('WORKERS', () => {
     expect(errorOf({ ...POSTGRES, WORKERS: value })).toContain('must be auto or a whole number from 1 to 1024');
   });
 
-  it('when WORKERS=2 names a SQLite file, then the start is refused with the single-writer line', () => {
-    expect(errorOf({ WORKERS: '2', RATE_LIMIT_PER_MINUTE: '0', METRICS_PORT: '0' })).toBe(
-      'invalid configuration:\n✖ WORKERS: 2 workers on SQLite (DATABASE_URL=file:…) need the single-writer work of issue 36, not built yet; use WORKERS=1 on SQLite, or PostgreSQL',
-    );
+  it('when WORKERS=2 names a SQLite file, then two workers serve it', () => {
+    expect(loadConfig({ WORKERS: '2', RATE_LIMIT_PER_MINUTE: '0', METRICS_PORT: '0' }).workers).toBe(2);
   });
 
   it('when a rate limit is on at WORKERS=2, then it needs REDIS_URL; with it the start goes on', () => {
