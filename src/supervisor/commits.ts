@@ -1,8 +1,8 @@
 /**
  * The supervisor's side of commit notices and the leader (docs/decisions/workers.md, D9 and D11). A worker's commit
  * notice goes on to every other live worker, so their feeds and the leader's webhook dispatcher wake at once; it is
- * a few bytes per group commit, not per write. The leader is the lowest live slot that listens, named when there is
- * none (the first worker to listen at start, the next after the leader exits) and kept until it exits: a restarted
+ * a few bytes per group commit, not per write. The leader is the lowest live slot, named once it listens when there
+ * is none (slot 1 at start, the next live slot after the leader exits) and kept until it exits: a restarted
  * slot 1 does not take the lead back, so what the leader runs (SQLite's webhook dispatcher, scheduled backups) starts
  * once per leader's life and never stops in a live worker.
  */
@@ -25,8 +25,10 @@ export class Leadership {
   /** A slot listened or a worker exited (`slots` in slot order): names a leader when there is none. */
   elect(slots: readonly Slot[]): void {
     if (this.leader !== undefined || this.stopping()) return;
-    const next = slots.find((slot) => slot.worker !== undefined && slot.listened && slot.worker.isConnected())?.worker;
-    if (next === undefined) return;
+    // The lowest live slot, once it listens (its listening calls this again); one dying now calls it on its exit.
+    const lowest = slots.find((slot) => slot.worker !== undefined);
+    const next = lowest?.worker;
+    if (next === undefined || !lowest?.listened || !next.isConnected()) return;
     this.leader = next;
     const notice: LeaderNotice = { type: 'leader' };
     next.send(notice, () => undefined);
