@@ -4,7 +4,7 @@ import { sleep, webhookEnv } from '../helpers/fixtures';
 import { aNewPlant } from '../helpers/plants';
 import { startReceiver, type Delivery, type Receiver } from '../helpers/webhook-receiver';
 import { childPids, JSON_HEADERS, onNewConnection, waitForLines } from '../helpers/workers';
-import { startSqliteWorkers, type SqliteWorkers } from '../helpers/workers-sqlite';
+import { quantile, startSqliteWorkers, type SqliteWorkers } from '../helpers/workers-sqlite';
 
 const create = (workers: SqliteWorkers, plant: unknown, reqId: string) =>
   onNewConnection(workers.server.url, { headers: { ...JSON_HEADERS, 'X-Request-Id': reqId }, body: JSON.stringify(plant) });
@@ -44,6 +44,28 @@ describe('what runs once per machine at WORKERS=2 on SQLite', () => {
     expect(receiver.deliveries.map(plantIdOf).sort()).toEqual(plants.map((plant) => plant.id as number).sort());
     expect(receiver.deliveries.every((delivery) => delivery.verified === true)).toBe(true);
     expect(workers.server.lines.filter(leading)).toHaveLength(1);
+  }, 60_000);
+
+  it('when plants are created on the worker that does not lead, then the leader delivers each at once, not at its next 250 ms poll', async () => {
+    receiver = await startReceiver();
+    workers = await startSqliteWorkers(webhookEnv(receiver.url, { WEBHOOK_RETRY_SCHEDULE: '1s,1s' }));
+    const leader = Number((await workers.server.waitForLine(leading)).worker);
+
+    const lags: number[] = [];
+    for (let index = 0; index < 40; index += 1) {
+      const plant = aNewPlant();
+      const reqId = `create-${index}`;
+      expect((await create(workers, plant, reqId)).status).toBe(200);
+      const answered = Date.now();
+      const [delivery] = (await receiver.waitFor((deliveries) => deliveries.some((each) => plantIdOf(each) === plant.id), 5000)).filter((each) => plantIdOf(each) === plant.id);
+      const by = (await workers.server.waitForLine((line) => line.msg === 'request' && line.reqId === reqId)).worker;
+      if (by !== leader) lags.push(Math.max(0, (delivery?.receivedAt ?? Number.NaN) - answered));
+    }
+    const figures = { n: lags.length, p50: quantile(lags, 0.5), p99: quantile(lags, 0.99), max: Math.max(...lags) };
+    process.stdout.write(`webhook delivery lag from the other worker's create (ms after the answer): ${JSON.stringify(figures)}\n`);
+
+    expect(lags.length).toBeGreaterThan(10);
+    expect(figures.p50).toBeLessThan(50);
   }, 60_000);
 
   it('when the leader (slot 1) is killed with attempts in flight, then slot 2 leads for good and resends them with the same webhook-id', async () => {
