@@ -37,7 +37,7 @@ describe('the change feed at WORKERS=2 on SQLite', () => {
     // Then concurrent creates on both workers: their commits interleave.
     const racing = Array.from({ length: 60 }, () => aNewPlant());
     await Promise.all(racing.map((plant) => onNewConnection(server.url, { headers: JSON_HEADERS, body: JSON.stringify(plant) })));
-    for (const stream of streams) await stream.waitFor(() => racing.every((plant) => createdIn(stream, plant.id as number)), 5000);
+    for (const stream of streams) await stream.waitFor(() => racing.every((plant) => createdIn(stream, plant.id as number)), 10_000);
     for (const stream of streams) stream.close();
     await waitForLines(server, (line) => line.msg === 'request' && typeof line.reqId === 'string' && line.reqId.startsWith('stream-'), 4);
     const streamWorkers = streams.map((_, index) => workerOf(workers as SqliteWorkers, `stream-${index + 1}`));
