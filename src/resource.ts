@@ -83,7 +83,27 @@ export type ResourceHooks = {
   machine?: MachineSlots;
   /** SQLite at WORKERS above 1: the machine's write turn each group commit takes (src/db/group-commit.ts). */
   writeTurn?: WriteTurn;
+  commits?: MachineCommits;
 };
+
+/**
+ * Commits told across the workers of one machine on SQLite, through the supervisor (src/supervisor/commits.ts): a
+ * worker whose commit wrote change events tells the others, whose feed and webhook dispatcher then wake as for a
+ * commit of their own. Absent in one process and on PostgreSQL (NOTIFY tells every process there).
+ */
+export type MachineCommits = {
+  /** This worker committed `events` change events: they are on disk, readable by every other process. */
+  tell(events: number): void;
+  /** Calls `heard` for each commit another worker told of; returns what stops it. */
+  hear(heard: (events: number) => void): () => void;
+};
+
+/**
+ * What runs once per machine at WORKERS above 1 on SQLite (the webhook dispatcher, scheduled backups): the supervisor
+ * names one live worker leader and another only once it exits. `lead` is called once, when this worker leads (at
+ * once if it already does); the returned function forgets it (a drain before that).
+ */
+export type MachineLeader = { whenLeading(lead: () => void): () => void };
 
 /**
  * Limits held for the whole machine at WORKERS above 1, by the supervisor (src/supervisor/slots.ts): one IPC round

@@ -14,6 +14,7 @@ import { creditsFromSupervisor } from './supervisor/rate-credit-client';
 import { GENERATED_TOKEN_VARIABLE, followSupervisor, workerSlot } from './supervisor/worker';
 import { workerSlots } from './supervisor/worker-slots';
 import { workerWriteTurn } from './supervisor/worker-write-turn';
+import { workerCommits, workerLeader } from './supervisor/worker-commits';
 
 /* eslint-disable @typescript-eslint/no-require-imports -- the supervisor must not load the service (express, pg),
    and one process must not load the supervisor (node:cluster): each side loads only its own. */
@@ -56,9 +57,11 @@ async function start(config: Config, logger: Logger, worker: number | undefined)
     );
   const listening = worker === undefined ? undefined : supervised();
   const { startService } = serviceModule();
-  // SQLite: the workers' group commits take the file's write lock in turn (src/supervisor/write-turn.ts).
-  const writeTurn = () => (config.database.dialect === 'sqlite' ? workerWriteTurn(config.databaseBusyTimeoutMs) : undefined);
-  const peers = worker === undefined ? {} : { worker, machine: workerSlots(), rateCredits: creditsFromSupervisor(), writeTurn: writeTurn() };
+  // SQLite: the workers' group commits take the file's write lock in turn (src/supervisor/write-turn.ts), commits
+  // are told to the other workers and one leader runs what runs once (PostgreSQL has NOTIFY and SKIP LOCKED claims).
+  const sqlite = config.database.dialect === 'sqlite';
+  const once = sqlite ? { writeTurn: workerWriteTurn(config.databaseBusyTimeoutMs), commits: workerCommits(), leader: workerLeader() } : {};
+  const peers = worker === undefined ? {} : { worker, machine: workerSlots(), rateCredits: creditsFromSupervisor(), ...once };
   const service = await startService(config, logger, peers);
   logHangupsWith(logger, () => (service.lifecycle.shuttingDown ? 'draining' : 'serving'));
   let stopping = false;

@@ -15,7 +15,7 @@ import type { SharedRateLimit } from './http/rate-limit.redis';
 import { optional, Parts, StartError, type Lifecycle, type Part } from './lifecycle';
 import type { Logger } from './logger';
 import type { Metrics, MetricsServer } from './metrics';
-import type { MachineSlots, Resource, WriteTurn } from './resource';
+import type { MachineCommits, MachineLeader, MachineSlots, Resource, WriteTurn } from './resource';
 import { accessOf, RESOURCES } from './resources';
 import { createStore, type Store, type StoreHooks } from './store';
 
@@ -53,6 +53,10 @@ export type ServiceOptions = {
   rateCredits?: CreditChannel;
   /** SQLite at WORKERS above 1: the machine's write turn, held by the supervisor (src/supervisor/write-turn.ts). */
   writeTurn?: WriteTurn;
+  /** SQLite at WORKERS above 1: the other workers' commits, told through the supervisor (D11). */
+  commits?: MachineCommits;
+  /** SQLite at WORKERS above 1: the webhook dispatcher and scheduled backups run once this worker leads (D9). */
+  leader?: MachineLeader;
 };
 
 type MetricsPart = { instruments: Metrics; server?: MetricsServer; reservedFiles: number };
@@ -93,11 +97,23 @@ function creditRateLimit(channel: CreditChannel | undefined): Omit<SharedRateLim
   return createCreditRateLimit(channel);
 }
 
-// The first backup comes one interval after start; a backup in progress stops at its next step in the drain.
-function backupScheduler(sqlite: { file: string; schedule: BackupSchedule }, config: Config, logger: Logger, metrics: Metrics | undefined): Part {
+// The first backup comes one interval after start (with workers: after this worker took the lead); a backup in
+// progress stops at its next step in the drain.
+function backupScheduler(sqlite: { file: string; schedule: BackupSchedule }, config: Config, logger: Logger, metrics: Metrics | undefined, leader: MachineLeader | undefined): Part {
   const { BackupScheduler } = require('./backup/scheduler') as typeof import('./backup/scheduler');
   const scheduler = new BackupScheduler(sqlite.file, sqlite.schedule, config.databaseBusyTimeoutMs, logger, metrics?.backups);
-  return { name: 'backups', start: () => scheduler.start(), stop: () => scheduler.stop() };
+  let forget = (): void => undefined;
+  return {
+    name: 'backups',
+    start: () => {
+      if (leader === undefined) scheduler.start();
+      else forget = leader.whenLeading(() => scheduler.start());
+    },
+    stop: () => {
+      forget();
+      return scheduler.stop();
+    },
+  };
 }
 /* eslint-enable @typescript-eslint/no-require-imports */
 
@@ -110,7 +126,7 @@ function storePart(config: Config, logger: Logger, hooks: StoreHooks, options: S
 }
 
 /** Work that runs after the listener, each piece stopped at once in the drain, none waiting for another. */
-function background(config: Config, logger: Logger, store: Store, tokens: StaticTokenStore, metrics: Metrics | undefined): Part<unknown>[] {
+function background(config: Config, logger: Logger, store: Store, tokens: StaticTokenStore, metrics: Metrics | undefined, leader: MachineLeader | undefined): Part<unknown>[] {
   const backups = config.database.dialect === 'sqlite' && config.backup !== undefined && { file: config.database.path, schedule: config.backup };
   return [
     { name: 'token rotation', start: () => startTokenRotation(tokens, logger), stop: (_deadline, stop) => stop() } satisfies Part<() => void>,
@@ -120,7 +136,7 @@ function background(config: Config, logger: Logger, store: Store, tokens: Static
     ...store.resources.flatMap(({ parts }) => parts.background ?? []),
     // Webhook attempts in flight get the drain's time; their outcomes are written before the store closes.
     { name: 'webhooks', start: () => store.webhooks?.start(), stop: (deadline) => store.webhooks?.stop(Math.max(0, deadline - Date.now())) },
-    optional(backups, (sqlite) => backupScheduler(sqlite, config, logger, metrics)),
+    optional(backups, (sqlite) => backupScheduler(sqlite, config, logger, metrics, leader)),
   ];
 }
 
@@ -139,7 +155,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
   // The metrics listener first: a taken METRICS_PORT fails the start with nothing else to undo.
   const metricsPart = await parts.start(optional(config.metricsPort !== 0, () => metricsListener(config, logger, options.worker)));
   const metrics = metricsPart?.instruments;
-  const store = await parts.start(storePart(config, logger, { observer: metrics?.store, webhookObserver: metrics?.webhooks, feedObserver: metrics?.feed, machine: options.machine, writeTurn: options.writeTurn }, options));
+  const store = await parts.start(storePart(config, logger, { observer: metrics?.store, webhookObserver: metrics?.webhooks, feedObserver: metrics?.feed, machine: options.machine, writeTurn: options.writeTurn, commits: options.commits, leader: options.leader }, options));
   const shared = (await parts.start(optional(config.redisUrl, (url) => sharedRateLimit(url, config, logger)))) ?? creditRateLimit(options.rateCredits);
   const app = createApp({ config, logger, resources: store.resources, access, readiness: store.readiness, lifecycle, metrics, tokens, rateLimitStore: shared?.store, tenantRateLimitStore: shared?.tenantStore });
   const http = publicListener(app, config, logger, metricsPart?.reservedFiles ?? 0, options.worker === undefined ? 'listening' : 'worker listening');
@@ -148,7 +164,8 @@ export async function startService(config: Config, logger: Logger, options: Serv
   // migration lock is alive (/healthz 200) and unready (/readyz 503) meanwhile, instead of silent until a
   // liveness probe has it killed.
   await parts.start({ name: 'migrations', start: () => store.open() });
-  await parts.start(parts.together('background', background(config, logger, store, tokens, metrics)));
+  options.leader?.whenLeading(() => logger.info('leading: the webhook dispatcher and scheduled backups run in this worker'));
+  await parts.start(parts.together('background', background(config, logger, store, tokens, metrics, options.leader)));
   await parts.start(http.intake);
 
   const drain = async (signal?: NodeJS.Signals, deadline = Date.now() + config.shutdownTimeoutMs): Promise<number> => {

@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import type { JsonSchema } from '../openapi-responses';
 import type { Resource, ResourceHooks, ResourceParts } from '../resource';
 import type { ChangeSignal, PlantEventLog } from './plant.events';
+import { acrossWorkers } from './plant.commit-notices';
 import { PlantController } from './plant.controller';
 import { PlantFeed } from './plant.feed';
 import { PLANTS_TAG, plantPaths } from './plant.openapi';
@@ -81,7 +82,9 @@ export const plants: Resource = {
       const { db, health, logger, hooks, outbox, events } = context;
       refuseUnownedPlantsSqlite(db, context.tenants);
       const repository = new SqlitePlantRepository(db, logger, health, hooks.observer, outbox, hooks.writeTurn);
-      const feed = new PlantFeed(repository, repository.changes, events, logger, hooks.feedObserver, hooks.machine);
+      // Other workers' commits on the same file wake the feed too (their notices through the supervisor).
+      const changes = acrossWorkers(repository.changes, hooks.commits);
+      const feed = new PlantFeed(repository, changes, events, logger, hooks.feedObserver, hooks.machine);
       return { ...partsOver(repository, feed, sqliteIdempotencyKeys(db), context), settled: () => repository.settled() };
     },
     postgres: (context) => {

@@ -75,5 +75,8 @@ export async function pruneBefore(log: PlantEventLog, beforeMs: number, stop: ()
   }
 }
 
-/** Calls `wake` whenever new events may be readable (a local commit, another replica's NOTIFY); returns the stop. */
-export type ChangeSignal = (wake: () => void) => () => void;
+/**
+ * Calls `wake` whenever new events may be readable (a local commit, another replica's NOTIFY, another worker's commit
+ * notice), with how many when the signal knows (a SQLite commit); returns the stop.
+ */
+export type ChangeSignal = (wake: (events?: number) => void) => () => void;

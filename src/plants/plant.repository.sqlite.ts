@@ -69,7 +69,7 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
   private readonly lists: SqlitePlantList;
   private readonly events: SqliteEventLog;
   private readonly positions: Positions;
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(events: number) => void>();
 
   constructor(
     db: Db,
@@ -198,7 +198,7 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
     }
   }
 
-  /** Local commits are the only writes to this file: each one that wrote events wakes the listeners. */
+  /** Each local commit that wrote events wakes the listeners with their count (other workers': plant.commit-notices.ts). */
   readonly changes: ChangeSignal = (wake) => {
     this.listeners.add(wake);
     return () => this.listeners.delete(wake);
@@ -231,7 +231,8 @@ export class SqlitePlantRepository extends PlantWriter implements PlantRepositor
       if (outcome instanceof Error) reject(outcome);
       else resolve(outcome);
     });
-    if (this.positions.last !== firstPos) for (const wake of this.listeners) wake();
+    const events = Number(this.positions.last - firstPos);
+    if (events > 0) for (const wake of this.listeners) wake(events);
   }
 }
 

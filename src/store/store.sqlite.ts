@@ -34,6 +34,8 @@ export function sqliteParts(
             logger,
             observer: hooks.webhookObserver,
             tenants: config.tenants,
+            leader: hooks.leader,
+            commits: hooks.commits,
           },
         );
   /* eslint-enable @typescript-eslint/no-require-imports */

@@ -14,6 +14,8 @@ import { GENERATED_TOKEN_VARIABLE, WORKER_SLOT_VARIABLE, isListeningMessage, isM
 import { isCreditMessage, RateCredits } from './rate-credits';
 import { Restarts } from './restarts';
 import { isSlotMessage } from './slot-messages';
+import { isCommitNotice } from './commit-messages';
+import { Leadership, relayCommit } from './commits';
 import { MachineSlotTable } from './slots';
 import { firstForks } from './sqlite-start';
 import { isWriteTurnMessage, WriteTurnTable } from './write-turn';
@@ -52,6 +54,7 @@ class Supervisor {
   private readonly relays = new Set<Promise<void>>();
   private readonly machineSlots = new MachineSlotTable();
   private readonly writeTurn = new WriteTurnTable();
+  private readonly leadership = new Leadership(() => this.stopping);
   private readonly token: string | undefined;
   private serving = false;
   private stopping = false;
@@ -139,6 +142,7 @@ class Supervisor {
       else if (isSlotMessage(message)) this.machineSlots.received(worker, message);
       else if (isCreditMessage(message)) this.credits.received(worker, message);
       else if (isWriteTurnMessage(message)) this.writeTurn.received(worker, message);
+      else if (isCommitNotice(message)) relayCommit(worker, message, this.live());
     });
     worker.on('exit', (code, signal) => this.exited(slot, worker, code, signal as NodeJS.Signals | null));
   }
@@ -147,6 +151,7 @@ class Supervisor {
     slot.listened = true;
     // SQLite: slot 1 has migrated; the others start now (src/supervisor/sqlite-start.ts).
     if (!this.serving && !this.stopping) for (const other of this.slots) if (other.worker === undefined && other.restart === undefined) this.fork(other);
+    this.leadership.elect(this.slots);
     if (this.serving || !this.slots.every((each) => each.listened)) return;
     this.serving = true;
     const { address, port, maxConnections, openFileLimit } = message;
@@ -158,6 +163,7 @@ class Supervisor {
     slot.worker = undefined;
     this.machineSlots.exited(worker);
     this.writeTurn.exited(worker);
+    this.leadership.exited(worker, this.slots);
     this.metrics?.merge.retire(worker.id);
     this.credits.exited(worker);
     const { logger } = this.options;

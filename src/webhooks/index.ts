@@ -8,6 +8,7 @@ import type { ChangeOutbox, ChangeOutboxRows } from '../change-outbox';
 import type { TenantsConfig, WebhookConfig } from '../config';
 import type { Db } from '../db/database.sqlite';
 import type { Logger } from '../logger';
+import type { MachineCommits, MachineLeader } from '../resource';
 import { urlsOf, WebhookDispatcher } from './dispatcher';
 import { PostgresOutbox } from './outbox.postgres';
 import { SqliteOutbox } from './outbox.sqlite';
@@ -23,22 +24,47 @@ export type SqliteWebhooks = Dispatching & { outbox: ChangeOutbox };
 export type PostgresWebhooks = Dispatching & { outbox: ChangeOutboxRows };
 
 /**
+ * At WORKERS above 1 on SQLite: the in-memory holds of the SQLite outbox let one dispatcher per machine attempt its
+ * rows, so it runs in the leader only (a later leader's first sweep resends what a dead one left pending, with the
+ * same webhook-id), woken by every worker's commits.
+ */
+type SqliteMachine = { leader?: MachineLeader; commits?: MachineCommits };
+
+/**
  * The SQLite outbox on the store's connection and its dispatcher. `connections.writer` is a second connection to
  * the same file, opened by the caller (this module never loads the driver itself) and closed by stop().
  */
 export function createSqliteWebhooks(
   config: WebhookConfig,
   connections: { db: Db; writer: Db },
-  options: { logger: Logger; observer?: WebhookObserver; tenants?: TenantsConfig },
+  options: { logger: Logger; observer?: WebhookObserver; tenants?: TenantsConfig } & SqliteMachine,
 ): SqliteWebhooks {
   const outbox = new SqliteOutbox(connections.db, connections.writer, urlsOf(config), new Set(config.events));
   const dispatcher = new WebhookDispatcher({ store: outbox, config, logger: options.logger, observer: options.observer, tenants: options.tenants });
-  outbox.onRecorded = dispatcher.wake;
+  // Only a started dispatcher attempts: a worker that does not lead records its commits' events and sends none.
+  let started = false;
+  outbox.onRecorded = () => {
+    if (started) dispatcher.wake();
+  };
+  // Another worker's commit: its events are on disk, due now (D9; the poll would find them within 250 ms anyway).
+  const stopHearing = options.commits?.hear((events) => {
+    if (started) dispatcher.wake(events);
+  });
+  let forget = (): void => undefined;
   return {
     outbox,
-    start: () => dispatcher.start(),
+    start: () => {
+      const begin = () => {
+        started = true;
+        dispatcher.start();
+      };
+      if (options.leader === undefined) begin();
+      else forget = options.leader.whenLeading(begin);
+    },
     stop: async (timeoutMs) => {
-      await dispatcher.stop(timeoutMs);
+      forget();
+      stopHearing?.();
+      if (started) await dispatcher.stop(timeoutMs);
       outbox.close();
     },
   };
