@@ -80,3 +80,26 @@ export function holdWriteLock(file: string): { release: () => void } {
     },
   };
 }
+
+export type StartedSqliteWorkers = { server: ServerProcess; file: string; dir: string; close: () => Promise<void> };
+
+/** The same start outside a per-test fixture: the caller closes it (tests that start it inside a test's body). */
+export async function startSqliteWorkers(env: Record<string, string> = {}): Promise<StartedSqliteWorkers> {
+  const dir = tempDataDir();
+  const file = path.join(dir, 'plants.db');
+  const server = await startServer({ WORKERS: '2', DATABASE_URL: `file:${file}`, ...env });
+  return {
+    server,
+    file,
+    dir,
+    close: async () => {
+      await server.stop();
+    },
+  };
+}
+
+/** The `q` quantile (0..1) of `values`, nearest rank. */
+export function quantile(values: readonly number[], q: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] ?? Number.NaN;
+}

@@ -2,7 +2,7 @@ import { aNewPlant } from '../helpers/plants';
 import { openStream, type SseStream } from '../helpers/sse';
 import { TOKEN } from '../helpers/test-app';
 import { JSON_HEADERS, onNewConnection, waitForLines } from '../helpers/workers';
-import { quantile, startSqliteWorkers, type SqliteWorkers } from '../helpers/workers-sqlite-seeded';
+import { quantile, startSqliteWorkers, type StartedSqliteWorkers as SqliteWorkers } from '../helpers/workers-sqlite';
 
 const createdIn = (reader: SseStream, id: number) => reader.events.some((event) => event.event === 'plant.created' && event.data?.startsWith(`{"id":${id},`));
 // Each stream and create on a new connection, so the supervisor hands them to the workers in turn; the request id

@@ -4,7 +4,7 @@ import { sleep, webhookEnv } from '../helpers/fixtures';
 import { aNewPlant } from '../helpers/plants';
 import { startReceiver, type Delivery, type Receiver } from '../helpers/webhook-receiver';
 import { childPids, JSON_HEADERS, onNewConnection, waitForLines } from '../helpers/workers';
-import { quantile, startSqliteWorkers, type SqliteWorkers } from '../helpers/workers-sqlite-seeded';
+import { quantile, startSqliteWorkers, type StartedSqliteWorkers as SqliteWorkers } from '../helpers/workers-sqlite';
 
 const create = (workers: SqliteWorkers, plant: unknown, reqId: string) =>
   onNewConnection(workers.server.url, { headers: { ...JSON_HEADERS, 'X-Request-Id': reqId }, body: JSON.stringify(plant) });
