@@ -60,8 +60,9 @@ async function start(config: Config, logger: Logger, worker: number | undefined)
   // SQLite: the workers' group commits take the file's write lock in turn (src/supervisor/write-turn.ts), commits
   // are told to the other workers and one leader runs what runs once (PostgreSQL has NOTIFY and SKIP LOCKED claims).
   const sqlite = config.database.dialect === 'sqlite';
-  const once = sqlite ? { writeTurn: workerWriteTurn(config.databaseBusyTimeoutMs), commits: workerCommits(), leader: workerLeader() } : {};
-  const peers = worker === undefined ? {} : { worker, machine: workerSlots(), rateCredits: creditsFromSupervisor(), ...once };
+  const once = () => (sqlite ? { writeTurn: workerWriteTurn(config.databaseBusyTimeoutMs), commits: workerCommits(), leader: workerLeader() } : {});
+  // Made for a worker only: one process has no supervisor to ask.
+  const peers = worker === undefined ? {} : { worker, machine: workerSlots(), rateCredits: creditsFromSupervisor(), ...once() };
   const service = await startService(config, logger, peers);
   logHangupsWith(logger, () => (service.lifecycle.shuttingDown ? 'draining' : 'serving'));
   let stopping = false;

@@ -5,6 +5,7 @@
  * limiter lets that request through, as it does while Redis is away.
  */
 import { isCreditAnswer, type CreditAsk, type CreditReclaim, type CreditReply } from './rate-credits';
+import { supervisorAsks } from './worker-asks';
 
 const REPLY_MS = 1000;
 
@@ -14,38 +15,24 @@ export type Release = (store: string, key: string, resetAt: number) => number;
 
 /** The channel the worker's credit stores use (src/http/rate-limit.credits.ts); it listens from its first ask. */
 export function creditsFromSupervisor() {
-  const waiting = new Map<number, (reply: CreditReply) => void>();
+  const asks = supervisorAsks(isCreditReply);
   let release: Release = () => 0;
-  let last = 0;
   let listening = false;
+  // The reclaims come unasked: listened for from the first ask, as the replies are.
   const listen = () => {
     if (listening) return;
     listening = true;
     process.on('message', (message: unknown) => {
-      if (!isCreditAnswer(message)) return;
-      if (message.type === 'rate-credit') waiting.get(message.id)?.(message);
-      else giveBack(message, release);
+      if (isCreditAnswer(message) && message.type === 'rate-reclaim') giveBack(message, release);
     });
   };
-  const ask = (store: string, key: string, limit: number): Promise<Grant> => {
+  const ask = async (store: string, key: string, limit: number): Promise<Grant> => {
     listen();
-    const id = (last += 1);
-    return new Promise<Grant>((resolve, reject) => {
-      const fail = (why: string) => {
-        clearTimeout(timer);
-        waiting.delete(id);
-        reject(new Error(`rate-limit credits: ${why}`));
-      };
-      const timer = setTimeout(() => fail(`the supervisor did not answer within ${REPLY_MS} ms`), REPLY_MS);
-      waiting.set(id, ({ granted, before, resetAt }) => {
-        clearTimeout(timer);
-        waiting.delete(id);
-        resolve({ granted, before, resetAt });
-      });
-      const message: CreditAsk = { type: 'rate-credit', id, store, key, limit };
-      if (process.send === undefined || !process.connected) fail('no supervisor');
-      else process.send(message, undefined, {}, (err: Error | null) => err && fail(err.message));
-    });
+    const answer = await asks((id): CreditAsk => ({ type: 'rate-credit', id, store, key, limit }), REPLY_MS).answer;
+    if (answer === 'late') throw new Error(`rate-limit credits: the supervisor did not answer within ${REPLY_MS} ms`);
+    if (answer === 'gone') throw new Error('rate-limit credits: no supervisor');
+    const { granted, before, resetAt } = answer;
+    return { granted, before, resetAt };
   };
   return {
     ask,
@@ -54,6 +41,8 @@ export function creditsFromSupervisor() {
     },
   };
 }
+
+const isCreditReply = (message: unknown): message is CreditReply => isCreditAnswer(message) && message.type === 'rate-credit';
 
 function giveBack({ store, key, resetAt }: CreditReclaim, release: Release): void {
   const back: CreditReclaim = { type: 'rate-reclaim', store, key, resetAt, unused: release(store, key, resetAt) };

@@ -4,7 +4,8 @@
  * trip to the supervisor; each release one message back, sent once. With no supervisor to ask (its channel
  * closed: the worker is draining), a take is granted: the process's own count still applies.
  */
-import { isSlotMessage, type SlotGive, type SlotTake } from './slot-messages';
+import { isSlotMessage, type SlotGive, type SlotTake, type SlotTaken } from './slot-messages';
+import { supervisorAsks } from './worker-asks';
 
 type Release = () => void;
 
@@ -16,31 +17,13 @@ export type WorkerSlots = {
 const nothing: Release = () => undefined;
 
 export function workerSlots(): WorkerSlots {
-  const waiting = new Map<number, (granted: boolean) => void>();
-  let last = 0;
-  process.on('message', (message: unknown) => {
-    if (!isSlotMessage(message) || message.op !== 'taken') return;
-    waiting.get(message.id)?.(message.granted);
-    waiting.delete(message.id);
-  });
-  process.on('disconnect', () => {
-    for (const answer of waiting.values()) answer(true);
-    waiting.clear();
-  });
-
-  const take = (kind: string, name: string, max?: number): Promise<Release | undefined> => {
-    if (!process.connected || process.send === undefined) return Promise.resolve(nothing);
-    const id = (last += 1);
-    const request: SlotTake = max === undefined ? { type: 'slot', op: 'take', id, kind, name } : { type: 'slot', op: 'take', id, kind, name, max };
-    return new Promise((resolve) => {
-      waiting.set(id, (granted) => resolve(granted ? releaseOf(kind, name) : undefined));
-      process.send?.(request, undefined, undefined, (error) => {
-        if (error === null) return;
-        // The channel closed as it was sent: granted, as with no supervisor at all.
-        waiting.delete(id);
-        resolve(nothing);
-      });
-    });
+  const ask = supervisorAsks(isSlotTaken);
+  const take = async (kind: string, name: string, max?: number): Promise<Release | undefined> => {
+    const request = (id: number): SlotTake => (max === undefined ? { type: 'slot', op: 'take', id, kind, name } : { type: 'slot', op: 'take', id, kind, name, max });
+    const answer = await ask(request).answer;
+    // No supervisor to ask (draining, or the channel closed as it was sent): granted, the process's own count applies.
+    if (answer === 'gone' || answer === 'late') return nothing;
+    return answer.granted ? releaseOf(kind, name) : undefined;
   };
   // A counted slot's name only has to differ from every other worker's: this process's id and a number.
   let counted = 0;
@@ -49,6 +32,8 @@ export function workerSlots(): WorkerSlots {
     hold: (kind, name) => take(kind, name),
   };
 }
+
+const isSlotTaken = (message: unknown): message is SlotTaken => isSlotMessage(message) && message.op === 'taken';
 
 function releaseOf(kind: string, name: string): Release {
   let held = true;
