@@ -84,6 +84,8 @@ export type ResourceHooks = {
   /** SQLite at WORKERS above 1: the machine's write turn each group commit takes (src/db/group-commit.ts). */
   writeTurn?: WriteTurn;
   commits?: MachineCommits;
+  /** SQLite at WORKERS above 1: what runs once per machine starts only in the leader (absent: at once). */
+  leader?: MachineLeader;
 };
 
 /**
@@ -104,6 +106,22 @@ export type MachineCommits = {
  * once if it already does); the returned function forgets it (a drain before that).
  */
 export type MachineLeader = { whenLeading(lead: () => void): () => void };
+
+/**
+ * Starts background work at once without a leader (one process, PostgreSQL), or once this worker leads; the
+ * returned function stops it, or forgets it when it never started.
+ */
+export function whileLeading(leader: MachineLeader | undefined, start: () => () => void): () => void {
+  if (leader === undefined) return start();
+  let stop: (() => void) | undefined;
+  const forget = leader.whenLeading(() => {
+    stop = start();
+  });
+  return () => {
+    forget();
+    stop?.();
+  };
+}
 
 /**
  * Limits held for the whole machine at WORKERS above 1, by the supervisor (src/supervisor/slots.ts): one IPC round

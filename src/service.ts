@@ -164,7 +164,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
   // migration lock is alive (/healthz 200) and unready (/readyz 503) meanwhile, instead of silent until a
   // liveness probe has it killed.
   await parts.start({ name: 'migrations', start: () => store.open() });
-  options.leader?.whenLeading(() => logger.info('leading: the webhook dispatcher and scheduled backups run in this worker'));
+  options.leader?.whenLeading(() => logger.info('leading: the webhook dispatcher, scheduled backups and the prunes run in this worker'));
   await parts.start(parts.together('background', background(config, logger, store, tokens, metrics, options.leader)));
   await parts.start(http.intake);
 

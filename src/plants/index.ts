@@ -5,7 +5,7 @@
  */
 import type { z } from 'zod';
 import type { JsonSchema } from '../openapi-responses';
-import type { Resource, ResourceHooks, ResourceParts } from '../resource';
+import { whileLeading, type Resource, type ResourceHooks, type ResourceParts } from '../resource';
 import type { ChangeSignal, PlantEventLog } from './plant.events';
 import { acrossWorkers } from './plant.commit-notices';
 import { PlantController } from './plant.controller';
@@ -44,7 +44,9 @@ function partsOver(plants: PlantRepository & PlantEventLog, feed: PlantFeed, key
     background: [
       // Change streams end at once: their clients reconnect to another replica, and none holds the drain.
       { name: 'change feed', start: () => feed.start(), stop: () => feed.stop() },
-      { name: 'idempotency key prune', start: () => pruneExpiredKeys(keys, ttlMs, context.logger), stop: (_deadline, stop) => stop() } satisfies Part<() => void>,
+      // The events and keys tables are the machine's: one worker prunes them (the leader on SQLite across workers).
+      { name: 'change feed prune', start: () => whileLeading(context.hooks.leader, () => feed.startPruning()), stop: (_deadline, stop) => stop() } satisfies Part<() => void>,
+      { name: 'idempotency key prune', start: () => whileLeading(context.hooks.leader, () => pruneExpiredKeys(keys, ttlMs, context.logger)), stop: (_deadline, stop) => stop() } satisfies Part<() => void>,
     ],
   };
 }

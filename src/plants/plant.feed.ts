@@ -50,11 +50,20 @@ export class PlantFeed {
     this.timers = [
       setInterval(this.wake, POLL_MS),
       setInterval(this.heartbeat, this.config.heartbeatMs),
-      setInterval(this.prune, Math.min(PRUNE_EVERY_MS, this.config.retentionMs)),
     ];
     for (const timer of this.timers) timer.unref();
     this.wake();
+  }
+
+  /**
+   * Deletes events older than EVENTS_RETENTION now and every interval; the returned function stops it. Apart from
+   * start() because it runs once per machine (the leader's, on SQLite across workers): the events table is shared.
+   */
+  startPruning(): () => void {
+    const timer = setInterval(this.prune, Math.min(PRUNE_EVERY_MS, this.config.retentionMs));
+    timer.unref();
     this.prune();
+    return () => clearInterval(timer);
   }
 
   /** Ends every stream at once (their clients reconnect elsewhere) and stops the background work. */

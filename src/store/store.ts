@@ -1,6 +1,6 @@
 import type { Config } from '../config';
 import type { Readiness } from '../lifecycle';
-import type { MachineLeader, Mounted, ResourceHooks } from '../resource';
+import type { Mounted, ResourceHooks } from '../resource';
 import type { Dispatching, WebhookObserver } from '../webhooks';
 
 /** The variables the store reads: where the database is, how long to wait on it, and the webhook subscribers. */
@@ -13,7 +13,7 @@ export type StoreConfig = Pick<
  * Instruments the store and its resources report to (absent when metrics are off), a worker's machine slots and
  * commit notices, and `leader`: SQLite's webhook dispatcher runs only once this worker leads (absent: at once).
  */
-export type StoreHooks = ResourceHooks & { webhookObserver?: WebhookObserver; leader?: MachineLeader };
+export type StoreHooks = ResourceHooks & { webhookObserver?: WebhookObserver };
 
 /**
  * What the service holds of the store, whatever the dialect: each registered resource with the parts it built

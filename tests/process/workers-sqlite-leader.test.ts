@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { sleep, webhookEnv } from '../helpers/fixtures';
 import { aNewPlant } from '../helpers/plants';
 import { startReceiver, type Delivery, type Receiver } from '../helpers/webhook-receiver';
@@ -9,7 +10,7 @@ import { quantile, startSqliteWorkers, type StartedSqliteWorkers as SqliteWorker
 const create = (workers: SqliteWorkers, plant: unknown, reqId: string) =>
   onNewConnection(workers.server.url, { headers: { ...JSON_HEADERS, 'X-Request-Id': reqId }, body: JSON.stringify(plant) });
 const plantIdOf = (delivery: Delivery) => (JSON.parse(delivery.body) as { id: number }).id;
-const leading = (line: Record<string, unknown>) => line.msg === 'leading: the webhook dispatcher and scheduled backups run in this worker';
+const leading = (line: Record<string, unknown>) => line.msg === 'leading: the webhook dispatcher, scheduled backups and the prunes run in this worker';
 
 /** The worker process of slot `slot`: the supervisor forks each with its slot in the environment. */
 function pidOfSlot(workers: SqliteWorkers, slot: number): number {
@@ -92,6 +93,28 @@ describe('what runs once per machine at WORKERS=2 on SQLite', () => {
     expect(workers.server.lines.filter(leading)).toHaveLength(2);
     expect(new Set(first).size).toBe(plants.length);
     expect(receiver.deliveries.slice(plants.length).map((delivery) => delivery.id).sort()).toEqual([...first].sort());
+  }, 60_000);
+
+  it('when change events pass EVENTS_RETENTION, then the leader alone prunes them, and they are gone', async () => {
+    workers = await startSqliteWorkers({ LOG_LEVEL: 'debug', EVENTS_RETENTION: '1s' });
+    const leader = Number((await workers.server.waitForLine(leading)).worker);
+
+    // Creates on both workers (a new connection each: round-robin) for about four prune intervals.
+    for (let index = 0; index < 40; index += 1) {
+      expect((await create(workers, aNewPlant(), `create-${index}`)).status).toBe(200);
+      await sleep(100);
+    }
+    await sleep(2500);
+    const served = workers.server.lines.filter((line) => line.msg === 'request' && String(line.reqId).startsWith('create-'));
+    const pruned = workers.server.lines.filter((line) => line.msg === 'change feed pruned');
+    const left = new Database(workers.file, { readonly: true });
+    const events = (left.prepare('SELECT count(*) AS n FROM plant_events').get() as { n: number }).n;
+    left.close();
+
+    expect(new Set(served.map((line) => line.worker))).toEqual(new Set([1, 2]));
+    expect(pruned.length).toBeGreaterThan(1);
+    expect(new Set(pruned.map((line) => line.worker))).toEqual(new Set([leader]));
+    expect(events).toBe(0);
   }, 60_000);
 
   it('when BACKUP_INTERVAL is 1s, then one worker writes one backup per interval, not one per worker', async () => {
