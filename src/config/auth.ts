@@ -60,6 +60,9 @@ function checkTokens(tokens: string[]): void {
   }
 }
 
+/** Logged once per start when no token is configured (by the supervisor at WORKERS above 1, never by each worker). */
+export const GENERATED_TOKEN_WARNING = 'AUTH_TOKENS and AUTH_TOKENS_FILE are not set: generated this bearer token, valid until the process stops';
+
 // The file itself is read by src/auth (StaticTokenStore), at start and again on each rotation.
 function resolveTokens(
   env: AuthEnv,

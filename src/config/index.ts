@@ -19,7 +19,7 @@ import { workersSettings, workersVariables } from './workers';
 
 export { ConfigError } from './config-error';
 export type { DatabaseTarget } from './fields';
-export { MIN_TOKEN_LENGTH, TOKEN_SYNTAX, type TokenSource } from './auth';
+export { GENERATED_TOKEN_WARNING, MIN_TOKEN_LENGTH, TOKEN_SYNTAX, type TokenSource } from './auth';
 export { checkEventTypes, type WebhookConfig, type WebhookSubscriber } from './webhooks';
 export { poolPerWorker } from './workers';
 
