@@ -10,7 +10,10 @@
 // the default MAX_CONNECTIONS of 1,000 per worker times 2 workers; above that the runs set MAX_CONNECTIONS to it.
 // wrk's latency runs from a request's write to its whole answer; these answers are one small write, so it is the
 // time to the first byte. Every run is timed (WRK_TIMED): each answer's latency by its status, 2xx and 503 apart.
-import { f0, f1, f2, median, ROUNDS, SECONDS, WARMUP_SECONDS } from './lib';
+// With BENCH_BASELINE (another checkout, built; run by the bench's own node unless BENCH_BASELINE_NODE says
+// otherwise) each round runs both builds, in alternating order (this build first in odd rounds), each on a
+// service of its own; the goal rows judge this build, the baseline's table stands beside them.
+import { baselineRuntime, CURRENT, f0, f1, f2, median, ROUNDS, SECONDS, WARMUP_SECONDS, type Runtime } from './lib';
 import { runWrk, startService, type WrkResult } from './workers.wrk';
 
 export const CLOSED_LOOP = 64;
@@ -21,6 +24,7 @@ const FACTORS = [2, 4] as const;
 
 type Paced = WrkResult & { factor: number; target: number; achieved: number };
 export type OverloadRound = { workers: number; capacity: WrkResult; again: WrkResult; paced: Paced[] };
+export type OverloadSide = { label: string; rounds: OverloadRound[] };
 
 const rate = (x: WrkResult) => x.ok / x.seconds;
 
@@ -33,28 +37,36 @@ async function paced(port: number, factor: number, capacity: number): Promise<Pa
   return { ...result, factor, target, achieved: (result.ok + result.shed + result.other) / loaded };
 }
 
-export async function overloadRounds(url: string): Promise<OverloadRound[]> {
-  const rounds: OverloadRound[] = [];
-  for (let round = 1; round <= ROUNDS; round += 1) {
-    const server = await startService(url, 'auto', SERVICE_ENV);
-    try {
-      const closed = (seconds: number) => runWrk({ port: server.port, load: 'creates', seconds, connections: CLOSED_LOOP, timed: true });
-      await closed(WARMUP_SECONDS);
-      const capacity = await closed(SECONDS);
-      const runs: Paced[] = [];
-      for (const factor of FACTORS) runs.push(await paced(server.port, factor, rate(capacity)));
-      const again = await closed(SECONDS);
-      rounds.push({ workers: server.workers, capacity, again, paced: runs });
-      console.error(
-        `workers overload round ${round} (${server.workers} processes): capacity ${f0(rate(capacity))}/s p99 ${f1(capacity.okP99Ms)} ms; ` +
-          runs.map((x) => `${x.factor}x achieved ${f2(x.achieved / rate(capacity))}x, 503 ${x.shed}, 2xx p99 ${f1(x.okP99Ms)} ms, longest ${f0(x.okMaxMs)} ms`).join('; ') +
-          `; again ${f0(rate(again))}/s p99 ${f1(again.okP99Ms)} ms`,
-      );
-    } finally {
-      await server.stop();
-    }
+async function overloadRound(url: string, runtime: Runtime, label: string, round: number): Promise<OverloadRound> {
+  const server = await startService(url, 'auto', SERVICE_ENV, runtime);
+  try {
+    const closed = (seconds: number) => runWrk({ port: server.port, load: 'creates', seconds, connections: CLOSED_LOOP, timed: true });
+    await closed(WARMUP_SECONDS);
+    const capacity = await closed(SECONDS);
+    const runs: Paced[] = [];
+    for (const factor of FACTORS) runs.push(await paced(server.port, factor, rate(capacity)));
+    const again = await closed(SECONDS);
+    console.error(
+      `workers overload round ${round}, ${label} (${server.workers} processes): capacity ${f0(rate(capacity))}/s p99 ${f1(capacity.okP99Ms)} ms; ` +
+        runs.map((x) => `${x.factor}x achieved ${f2(x.achieved / rate(capacity))}x, 503 ${x.shed}, 2xx p99 ${f1(x.okP99Ms)} ms, longest ${f0(x.okMaxMs)} ms`).join('; ') +
+        `; again ${f0(rate(again))}/s p99 ${f1(again.okP99Ms)} ms`,
+    );
+    return { workers: server.workers, capacity, again, paced: runs };
+  } finally {
+    await server.stop();
   }
-  return rounds;
+}
+
+/** This build's rounds first in the result, then the baseline's when BENCH_BASELINE names one. */
+export async function overloadRounds(url: string): Promise<OverloadSide[]> {
+  const baseline = baselineRuntime(process.env.BENCH_BASELINE_NODE ?? process.execPath);
+  const sides = [{ label: 'this build', runtime: CURRENT, rounds: [] as OverloadRound[] }];
+  if (baseline !== undefined) sides.push({ label: `baseline ${baseline.root}`, runtime: baseline, rounds: [] });
+  for (let round = 1; round <= ROUNDS; round += 1) {
+    const order = round % 2 === 1 ? sides : [...sides].reverse();
+    for (const side of order) side.rounds.push(await overloadRound(url, side.runtime, side.label, round));
+  }
+  return sides.map(({ label, rounds }) => ({ label, rounds }));
 }
 
 const ms = (value: number) => (value < 0 ? '–' : f1(value));
@@ -76,9 +88,21 @@ function verdictAt(factor: number, runs: { x: Paced; capacity: WrkResult }[], aa
   return { value, ratios, verdict: value <= 3 ? 'met' : 'missed' };
 }
 
-export function overloadLines(rounds: OverloadRound[]): { lines: string[]; failed: number } {
+export function overloadLines(sides: OverloadSide[]): { lines: string[]; failed: number } {
+  const lines: string[] = [];
+  let failed = 0;
+  sides.forEach((side, index) => {
+    const part = sideLines(side, sides.length > 1);
+    lines.push(...part.lines);
+    // The closed loop of the baseline is its own figure; only this build's failures fail the run.
+    if (index === 0) failed += part.failed;
+  });
+  return { lines, failed };
+}
+
+function sideLines({ label, rounds }: OverloadSide, named: boolean): { lines: string[]; failed: number } {
   const lines = [
-    `### Overload with WORKERS=auto (creates on PostgreSQL): capacity = a closed loop of ${CLOSED_LOOP} connections; about 2x and 4x its rate from ${PACED_CONNECTIONS} paced connections; ${SECONDS} s each, after ${WARMUP_SECONDS} s warm-up; ${ROUNDS} rounds`,
+    `### Overload with WORKERS=auto (creates on PostgreSQL${named ? `, ${label}` : ''}): capacity = a closed loop of ${CLOSED_LOOP} connections; about 2x and 4x its rate from ${PACED_CONNECTIONS} paced connections; ${SECONDS} s each, after ${WARMUP_SECONDS} s warm-up; ${ROUNDS} rounds`,
     '',
     '| round, load | processes | target/s | offered/s (x capacity) | 2xx/s | shed (503) | p99 2xx ms | longest 2xx ms | p99 503 ms | longest 503 ms | timeouts / errors / other non-2xx | wrk CPU µs/req |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',

@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { CURRENT, ROOT, start, TICKS_PER_SECOND, TOKEN, type Started } from './lib';
+import { CURRENT, ROOT, start, TICKS_PER_SECOND, TOKEN, type Runtime, type Started } from './lib';
 
 export const WRK = '/usr/bin/wrk';
 export const wrkPresent = (): boolean => existsSync(WRK);
@@ -188,8 +188,8 @@ export type Service = Started & { workers: number };
  * supervisor's `listening` line comes after its workers'; one process logs the same line). `workers`: the
  * processes found serving (the supervisor's children, or 1).
  */
-export async function startService(databaseUrl: string, workers: string, env: Record<string, string> = {}): Promise<Service> {
-  const server = await start('service', databaseUrl, { ...env, WORKERS: workers }, { ...CURRENT, cpus: CORES });
+export async function startService(databaseUrl: string, workers: string, env: Record<string, string> = {}, runtime: Runtime = CURRENT): Promise<Service> {
+  const server = await start('service', databaseUrl, { ...env, WORKERS: workers }, { ...runtime, cpus: CORES });
   try {
     await waitForLine(server.logFile, '"msg":"listening"');
   } catch (error) {
