@@ -14,7 +14,7 @@ export const limitsVariables = {
     'Prefix of the rate limit\'s keys in Redis: one per deployment sharing a Redis.',
   ),
   LOAD_SHED_LAG_MS: integer(0, 60_000).prefault('100').describe(
-    'Load shedding on queueing: when 64 or more requests are in progress and the 64 oldest have each waited longer than this (milliseconds), a new request gets 503 with `Retry-After` instead of joining the line (a request with a body waits from when its body is complete: a client sending it slowly is not a queue); health checks are never shed, and neither is a client with 64 connections or fewer in a closed loop. `0` disables.',
+    'Load shedding on queueing: when 64 or more requests of its kind (reads: GET and HEAD; writes: the rest) are in progress and the 64 oldest have each waited longer than this (milliseconds), a new request gets 503 with `Retry-After` instead of joining the line (writes waiting for the store\'s write lock never shed reads; a request with a body waits from when its body is complete: a client sending it slowly is not a queue); health checks are never shed, and neither is a client with 64 connections or fewer in a closed loop. `0` disables.',
   ),
 };
 

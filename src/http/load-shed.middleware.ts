@@ -10,11 +10,40 @@ const hasBody = (req: Request): boolean =>
   req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 
 /**
+ * The requests of one kind in progress, by arrival time in arrival order (a Map iterates in insertion order): the
+ * first entries are the oldest. Keyed by a number of the request's own, not by its response: a long-lived Map
+ * holding short-lived objects made the scavenges promote about a third of all a create allocates
+ * (docs/decisions/performance.md). Below 2^30 a number stays a small integer, never an object.
+ */
+class Line {
+  readonly inProgress = new Map<number, number>();
+
+  constructor(private readonly maxWaitMs: number) {}
+
+  queued(now: number): boolean {
+    if (this.inProgress.size < IN_FLIGHT_FLOOR) return false;
+    let seen = 0;
+    for (const arrived of this.inProgress.values()) {
+      if (now - arrived <= this.maxWaitMs) return false;
+      seen += 1;
+      if (seen === IN_FLIGHT_FLOOR) return true;
+    }
+    return false;
+  }
+}
+
+// Reads wait for no write lock and no write's commit: a queue of writes (creates waiting for another process's
+// SQLite lock, a busy PostgreSQL) must not shed reads the service would answer at once, nor reads writes.
+const isRead = (req: Request): boolean => req.method === 'GET' || req.method === 'HEAD';
+
+/**
  * Sheds on queueing: a new request gets a cheap 503 with Retry-After when IN_FLIGHT_FLOOR or more other requests
- * are in progress and the IN_FLIGHT_FLOOR oldest of them have each waited longer than maxWaitMs. That is a
- * queue: many requests, each waiting long. Neither alone is: 64 slow requests of a closed loop on a slow machine
- * wait long but are not a queue the service can shorten, and 1,000 requests read in one event-loop turn and
- * answered within it are a batch, not a wait.
+ * of its kind (reads, or writes) are in progress and the IN_FLIGHT_FLOOR oldest of them have each waited longer
+ * than maxWaitMs. That is a queue: many requests, each waiting long. Neither alone is: 64 slow requests of a closed
+ * loop on a slow machine wait long but are not a queue the service can shorten, and 1,000 requests read in one
+ * event-loop turn and answered within it are a batch, not a wait. Reads and writes are two lines: writes waiting
+ * for the store's write lock are a queue of writes, while a read meanwhile is answered at once; a loop too busy
+ * to answer shows in both lines, as each one's requests age.
  *
  * Why it sees the kernel's queues: Node reads every readable connection (and accepts every pending one) in each
  * turn of the event loop, so a request waits in the kernel at most one turn; what a turn costs shows here as
@@ -28,26 +57,14 @@ const hasBody = (req: Request): boolean =>
  * from its headers, 64 of them would have every other request shed.
  */
 export function loadShedding(maxWaitMs: number, longLived: (req: Request) => boolean = () => false): RequestHandler {
-  // Arrival times in arrival order (a Map iterates in insertion order): the first entries are the oldest in
-  // progress. Keyed by a number of the request's own, not by its response: a long-lived Map holding short-lived
-  // objects made the scavenges promote about a third of all a create allocates (docs/decisions/performance.md).
-  // Below 2^30 a number stays a small integer, never an object.
-  const inProgress = new Map<number, number>();
+  const reads = new Line(maxWaitMs);
+  const writes = new Line(maxWaitMs);
   let lastId = 0;
-  const queued = (now: number): boolean => {
-    if (inProgress.size < IN_FLIGHT_FLOOR) return false;
-    let seen = 0;
-    for (const arrived of inProgress.values()) {
-      if (now - arrived <= maxWaitMs) return false;
-      seen += 1;
-      if (seen === IN_FLIGHT_FLOOR) return true;
-    }
-    return false;
-  };
   return (req, res, next) => {
     const now = performance.now();
+    const line = isRead(req) ? reads : writes;
     // Retry-After: the error middleware gives every 503 one.
-    if (queued(now)) throw new AppError('overloaded');
+    if (line.queued(now)) throw new AppError('overloaded');
     // A stream that stays open while its client reads (the change feed) is shed when it asks, like any request,
     // but never counted as waiting afterwards: 64 open streams would otherwise look like a queue and shed all.
     if (longLived(req)) {
@@ -57,6 +74,7 @@ export function loadShedding(maxWaitMs: number, longLived: (req: Request) => boo
     // Wraps at 2^30: no request stays in progress while a billion others arrive.
     lastId = (lastId + 1) & 0x3fffffff;
     const id = lastId;
+    const { inProgress } = line;
     res.on('close', () => inProgress.delete(id));
     // A body still on its way is the client's time, not the service's: the request counts from the moment the
     // service has read the whole of it. One answered without reading its body (401, 415) never counts, and one
