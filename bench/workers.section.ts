@@ -1,20 +1,26 @@
-// BENCH_ONLY=workers: issue 36's rows for several workers, on PostgreSQL (BENCH_DATABASE_URL; WORKERS above 1
-// is refused on SQLite), driven by Debian's wrk (skipped with one line when /usr/bin/wrk is absent). Unlike the
-// other sections, the service and wrk share both cores (taskset -c 0,1): the service needs them both for its
-// workers, and WORKERS=auto reads the affinity. PostgreSQL shares them too. Each part's figures beside its A/A:
-//  1. throughput (bench/workers.throughput.ts): reads by id, first list pages, creates; WORKERS=auto against 1;
+// BENCH_ONLY=workers: issue 36's rows for several workers, driven by Debian's wrk (skipped with one line when
+// /usr/bin/wrk is absent). Unlike the other sections, the service and wrk share both cores (taskset -c 0,1): the
+// service needs them both for its workers, and WORKERS=auto reads the affinity. PostgreSQL (BENCH_DATABASE_URL)
+// shares them too. Each part's figures beside its A/A:
+//  1. throughput (bench/workers.throughput.ts): reads by id, first list pages, creates on PostgreSQL; WORKERS=auto against 1;
 //  2. overload (bench/workers.overload.ts): creates at about 2x and 4x a closed loop's rate, WORKERS=auto;
-//  3. storm (bench/workers.storm.ts): 1,000 clients connecting at once to an idle service, WORKERS=1 against auto.
-// BENCH_WORKERS_PARTS=throughput,overload,storm picks parts (default all).
+//  3. storm (bench/workers.storm.ts): 1,000 clients connecting at once to an idle service, WORKERS=1 against auto;
+//  4. lock (bench/workers.lock.ts): /healthz while another process holds SQLite's write lock 2 s, WORKERS=1 and auto;
+//  5. streams (bench/workers.streams.ts): creates with 1,000 idle feed streams against none, WORKERS=auto, both stores;
+//  6. credits (bench/workers.credits.ts): the rate limit without Redis, on against off, reads by id on SQLite.
+// BENCH_WORKERS_PARTS=throughput,overload,storm,lock,streams,credits picks parts (default all).
 import { seedPostgres } from './find.seed';
-import { f2, SECONDS, STORED, WARMUP_SECONDS, CONNECTIONS, ROUNDS, type SectionResult } from './lib';
+import { f2, freshStore, SECONDS, STORED, WARMUP_SECONDS, CONNECTIONS, ROUNDS, type SectionResult } from './lib';
 import { freshDatabase } from './postgres.section';
 import { alternateSides, busyAtOne, machineBound, ratioOf, SIDE_HEAD, sideRow, verdict, type LoadRun, type Side } from './workers.throughput';
 import { overloadLines, overloadRounds } from './workers.overload';
 import { stormLines, stormRounds } from './workers.storm';
+import { lockLines, lockRuns } from './workers.lock';
+import { streamsLines, streamsRuns } from './workers.streams';
+import { creditLines, creditRounds } from './workers.credits';
 import { WRK, wrkPresent, type WrkLoad } from './workers.wrk';
 
-const PARTS = (process.env.BENCH_WORKERS_PARTS ?? 'throughput,overload,storm').split(',').map((part) => part.trim());
+const PARTS = (process.env.BENCH_WORKERS_PARTS ?? 'throughput,overload,storm,lock,streams,credits').split(',').map((part) => part.trim());
 const STORM_CLIENTS = 1000;
 
 const LOADS: { load: WrkLoad; label: string; goal: number }[] = [
@@ -63,13 +69,15 @@ export async function workersSection(): Promise<SectionResult> {
   if (!wrkPresent()) return { lines: [`### Workers: skipped, no wrk at ${WRK} (Debian: apt-get install wrk)`, ''], failed: 0 };
   const lines: string[] = [];
   let failed = 0;
-  const stored = await seedPostgres(STORED);
+  // The PostgreSQL store of STORED plants, seeded only when a part reads it.
+  let stored: Awaited<ReturnType<typeof seedPostgres>> | undefined;
+  const seeded = async () => (stored ??= await seedPostgres(STORED));
   try {
     if (PARTS.includes('throughput')) {
       const results = [];
       for (const { load, label, goal } of LOADS) {
         if (load !== 'creates') {
-          results.push({ label, goal, runs: await alternateSides(load, stored.url, STORED) });
+          results.push({ label, goal, runs: await alternateSides(load, (await seeded()).url, STORED) });
           continue;
         }
         const database = await freshDatabase();
@@ -94,12 +102,37 @@ export async function workersSection(): Promise<SectionResult> {
       }
     }
     if (PARTS.includes('storm')) {
-      const runs = await stormRounds(stored.url, STORM_CLIENTS);
+      const runs = await stormRounds((await seeded()).url, STORM_CLIENTS);
       // A client the storm left unanswered is a figure of the storm, not a failed run.
       lines.push(...stormLines(runs, STORM_CLIENTS));
     }
+    if (PARTS.includes('lock')) {
+      const part = lockLines([
+        { label: 'WORKERS=1', runs: await lockRuns('1') },
+        { label: 'WORKERS=auto', runs: await lockRuns('auto') },
+      ]);
+      lines.push(...part.lines);
+      failed += part.failed;
+    }
+    if (PARTS.includes('streams')) {
+      const results = [{ label: 'SQLite', runs: await streamsRuns(freshStore('workers-streams'), 'SQLite') }];
+      const database = await freshDatabase();
+      try {
+        results.push({ label: 'PostgreSQL', runs: await streamsRuns(database.url, 'PostgreSQL') });
+      } finally {
+        await database.drop();
+      }
+      const part = streamsLines(results);
+      lines.push(...part.lines);
+      failed += part.failed;
+    }
+    if (PARTS.includes('credits')) {
+      const part = creditLines(await creditRounds());
+      lines.push(...part.lines);
+      failed += part.failed;
+    }
   } finally {
-    await stored.drop();
+    await stored?.drop();
   }
   return { lines, failed };
 }
