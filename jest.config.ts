@@ -26,6 +26,19 @@ const config: Config = {
     ...(process.env.TEST_DATABASE_URL
       ? [{ ...project, displayName: 'postgres', testMatch: ['<rootDir>/tests/api/**/*.test.ts'], setupFiles: ['<rootDir>/tests/helpers/store-postgres.ts'] }]
       : []),
+    // The HTTP and process suites again with the service at WORKERS=4: the built server, its supervisor and four
+    // forked workers (tests/helpers/test-app.workers.ts; docs/decisions/tests.md, "Tests at several workers").
+    { ...project, displayName: 'workers', testMatch: ['<rootDir>/tests/{api,process}/**/*.test.ts'], setupFiles: ['<rootDir>/tests/helpers/workers-env.ts'] },
+    ...(process.env.TEST_DATABASE_URL
+      ? [
+          {
+            ...project,
+            displayName: 'postgres-workers',
+            testMatch: ['<rootDir>/tests/api/**/*.test.ts'],
+            setupFiles: ['<rootDir>/tests/helpers/store-postgres.ts', '<rootDir>/tests/helpers/workers-env.ts'],
+          },
+        ]
+      : []),
   ],
 };
 
