@@ -1,12 +1,17 @@
 import { bucketsOf, family, scrape, valueOf, type Scrape } from '../helpers/metrics';
 import { aNewPlant } from '../helpers/plants';
-import { postPlant, type TestApp } from '../helpers/test-app';
+import { defaultStore, postPlant, type TestApp } from '../helpers/test-app';
+import { testWorkers } from '../helpers/test-workers';
 import { closedPort } from '../helpers/webhook-receiver';
 import { perTest } from '../helpers/fixtures';
 import { sleep } from '../helpers/common';
 
 const LAG_BUCKETS = ['0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '30', '60', '300', '1800', '7200', '21600', '86400', '172800', '+Inf'];
 const OUTCOMES = ['delivered', 'failed_status', 'timeout', 'refused', 'error'];
+
+// The delivery limit is the replica's: the sum over the workers whose dispatcher runs, every worker on PostgreSQL,
+// the leader alone on SQLite.
+const dispatchers = defaultStore() === 'postgres' ? testWorkers() : 1;
 
 const fixtures = perTest();
 const receiver = fixtures.receiver;
@@ -48,13 +53,13 @@ describe('webhook metrics on the metrics listener', () => {
       (s) =>
         valueOf(s, 'plants_webhook_backlog_events') === 0 &&
         valueOf(s, 'plants_webhook_delivery_lag_seconds_count') === 2 &&
-        valueOf(s, 'plants_webhook_delivery_limit') === 64,
+        valueOf(s, 'plants_webhook_delivery_limit') === 64 * dispatchers,
     );
 
     expect(attemptsByOutcome(scraped)).toEqual({ delivered: 2, failed_status: 1 });
     expect(valueOf(scraped, 'plants_webhook_backlog_events')).toBe(0);
     expect(valueOf(scraped, 'plants_webhook_backlog_oldest_seconds')).toBe(0);
-    expect(valueOf(scraped, 'plants_webhook_delivery_limit')).toBe(64);
+    expect(valueOf(scraped, 'plants_webhook_delivery_limit')).toBe(64 * dispatchers);
     expect(family(scraped, 'plants_webhook_backlog_oldest_seconds').type).toBe('GAUGE');
     expect(family(scraped, 'plants_webhook_delivery_limit').type).toBe('GAUGE');
     expect(family(scraped, 'plants_webhook_attempts_total').type).toBe('COUNTER');
@@ -93,7 +98,7 @@ describe('webhook metrics on the metrics listener', () => {
     const oldest = valueOf(scraped, 'plants_webhook_backlog_oldest_seconds') ?? 0;
     expect(oldest).toBeGreaterThan(0);
     expect(oldest).toBeLessThan(30);
-    expect(valueOf(scraped, 'plants_webhook_delivery_limit')).toBe(1);
+    expect(valueOf(scraped, 'plants_webhook_delivery_limit')).toBe(dispatchers);
     expect(valueOf(scraped, 'plants_webhook_delivery_lag_seconds_count')).toBe(0);
     expect(hanging.deliveries).toHaveLength(3);
     expect(resetting.deliveries).toHaveLength(3);
