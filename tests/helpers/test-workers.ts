@@ -2,8 +2,9 @@
  * How many workers the suites run the service at: TEST_WORKERS (default 1). At 1 the HTTP suites run the service in
  * the jest process (tests/helpers/test-app.ts); above 1 they run the built server with WORKERS at that number
  * (tests/helpers/test-app.workers.ts), and the process tests start it with that WORKERS unless a test sets its own.
- * docs/decisions/tests.md says why. Imports nothing of the other helpers, so every helper may import it.
+ * docs/decisions/tests.md says why. Imports only ./optional-services, so every other helper may import it.
  */
+import { describeWith, type Service } from './optional-services';
 
 export const testWorkers = (): number => {
   const value = process.env.TEST_WORKERS ?? '1';
@@ -28,6 +29,11 @@ export function perProcess(reason: string) {
     describe: (name: string, body: Body): void => {
       if (skip) describe.skip(named(name), body);
       else describe(name, body);
+    },
+    /** describeWith (./optional-services) at one worker. */
+    describeWith: (service: Service, name: string, body: (value: string) => void): void => {
+      if (skip) describe.skip(named(name), () => body(''));
+      else describeWith(service, name, body);
     },
     it: (name: string, body: TestBody, timeout?: number): void => {
       if (skip) it.skip(named(name), body, timeout);
