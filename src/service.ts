@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { StaticTokenStore, startTokenRotation } from './auth';
 import type { BackupSchedule } from './backup/scheduler';
-import type { Config } from './config';
+import { GENERATED_TOKEN_WARNING, type Config } from './config';
 import { publicListener } from './http/listener';
 import type { CreditChannel } from './http/rate-limit.credits';
 import type { SharedRateLimit } from './http/rate-limit.redis';
@@ -140,13 +140,14 @@ function background(config: Config, logger: Logger, store: Store, tokens: Static
   ];
 }
 
-function warnGeneratedToken(config: Config, logger: Logger): void {
-  if (config.tokenSource !== 'generated') return;
-  logger.warn({ token: config.authTokens[0] }, 'AUTH_TOKENS and AUTH_TOKENS_FILE are not set: generated this bearer token, valid until the process stops');
+// A worker's supervisor generated the token and said it once for all of them.
+function warnGeneratedToken(config: Config, logger: Logger, worker: number | undefined): void {
+  if (config.tokenSource !== 'generated' || worker !== undefined) return;
+  logger.warn({ token: config.authTokens[0] }, GENERATED_TOKEN_WARNING);
 }
 
 export async function startService(config: Config, logger: Logger, options: ServiceOptions = {}): Promise<Service> {
-  warnGeneratedToken(config, logger);
+  warnGeneratedToken(config, logger, options.worker);
   const access = accessOf(RESOURCES);
   const tokens = new StaticTokenStore(config, access.scopes);
   const lifecycle: Lifecycle = { shuttingDown: false };

@@ -75,6 +75,9 @@ export type BackupConfig = NonNullable<Config['backup']>;
 export type EventsConfig = Config['events'];
 export type { TenantsConfig } from './tenants';
 
+/** Said once per start: by the process, or at WORKERS > 1 by the supervisor that generated it for every worker. */
+export const GENERATED_TOKEN_WARNING = 'AUTH_TOKENS and AUTH_TOKENS_FILE are not set: generated this bearer token, valid until the process stops';
+
 export function generateToken(): string {
   return randomBytes(32).toString('base64url');
 }

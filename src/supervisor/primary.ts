@@ -5,7 +5,7 @@
  * exits with the worst code. It must never load the service (express, pg): every request is a worker's.
  */
 import cluster, { type Worker } from 'node:cluster';
-import type { Config } from '../config';
+import { GENERATED_TOKEN_WARNING, type Config } from '../config';
 import type { Logger } from '../logger';
 import { relayLines } from './log-relay';
 import type { MetricsServer } from '../metrics/metrics-listener';
@@ -90,6 +90,7 @@ class Supervisor {
     }
     // SIGTERM while the metrics listener opened: nothing to fork any more.
     if (this.stopping) return;
+    if (this.token !== undefined) logger.warn({ token: this.token }, GENERATED_TOKEN_WARNING);
     logger.info({ workers: config.workers }, 'starting workers');
     for (const slot of firstForks(config.database, this.slots)) this.fork(slot);
   }
