@@ -23,8 +23,23 @@ type TestBody = Parameters<typeof it>[1];
  * prints for it.
  */
 export function perProcess(reason: string) {
-  const skip = testWorkers() > 1;
-  const named = (name: string) => `${name} [at one worker only: ${reason}]`;
+  return onlyWhen(testWorkers() === 1, `at one worker only: ${reason}`);
+}
+
+/**
+ * The webhook dispatchers that send: every worker's on PostgreSQL (they claim with SKIP LOCKED, as replicas do),
+ * the leader's alone on SQLite. Each has its own connections per subscriber and its own circuit.
+ */
+export const dispatchers = (): number => (process.env.TEST_STORE === 'postgres' ? testWorkers() : 1);
+
+/** Tests of one dispatcher's own state (its circuit): skipped where several workers dispatch, with the reason. */
+export function perDispatcher(reason: string) {
+  return onlyWhen(dispatchers() === 1, `with one webhook dispatcher only: ${reason}`);
+}
+
+function onlyWhen(runs: boolean, label: string) {
+  const skip = !runs;
+  const named = (name: string) => `${name} [${label}]`;
   return {
     describe: (name: string, body: Body): void => {
       if (skip) describe.skip(named(name), body);
