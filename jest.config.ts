@@ -15,6 +15,37 @@ const project = {
   transformIgnorePatterns: ['/node_modules/(?!jose/)'],
 } satisfies Config;
 
+// What postgres-workers runs: the HTTP files whose behaviour crosses workers on PostgreSQL (the change feed's
+// LISTEN/NOTIFY wake-ups, webhook claims with SKIP LOCKED and each worker's dispatcher, idempotency keys in flight,
+// batches and writes through each worker's pool, the rate limit's credits, the merged scrape). The rest of tests/api
+// runs at four workers on SQLite (workers) and at one on PostgreSQL (postgres): all of it here too would put .ci/run
+// past its 40 minutes (docs/performance/test-suites.md).
+const CROSSING_WORKERS_ON_POSTGRES = [
+  'change-feed',
+  'change-feed-filters',
+  'feed-burst',
+  'feed-metrics',
+  'feed-resume-race',
+  'tenants-feed',
+  'stream-credentials',
+  'webhooks',
+  'webhooks-postgres',
+  'webhook-*',
+  'tenants-webhooks',
+  'idempotency-*',
+  'batch-plants',
+  'create-plant',
+  'edit-plant',
+  'put-plant',
+  'delete-plant',
+  'group-commit',
+  'writes-stores-agree',
+  'paging-under-writes',
+  'tenant-auth-rate-limit',
+  'metrics',
+  'readiness-writable',
+].map((name) => `<rootDir>/tests/api/${name}.test.ts`);
+
 const config: Config = {
   // Process tests run the compiled server, so the build happens once before any suite.
   globalSetup: '<rootDir>/tests/helpers/global-setup.ts',
@@ -25,6 +56,20 @@ const config: Config = {
     // server is named; without one, global-setup prints the line saying which variable enables it.
     ...(process.env.TEST_DATABASE_URL
       ? [{ ...project, displayName: 'postgres', testMatch: ['<rootDir>/tests/api/**/*.test.ts'], setupFiles: ['<rootDir>/tests/helpers/store-postgres.ts'] }]
+      : []),
+    // The HTTP and process suites again with the service at WORKERS=4: the built server, its supervisor and four
+    // forked workers (tests/helpers/test-app.workers.ts; docs/decisions/tests.md, "Tests at several workers"), and
+    // on PostgreSQL the HTTP files that cross workers there.
+    { ...project, displayName: 'workers', testMatch: ['<rootDir>/tests/{api,process}/**/*.test.ts'], setupFiles: ['<rootDir>/tests/helpers/workers-env.ts'] },
+    ...(process.env.TEST_DATABASE_URL
+      ? [
+          {
+            ...project,
+            displayName: 'postgres-workers',
+            testMatch: CROSSING_WORKERS_ON_POSTGRES,
+            setupFiles: ['<rootDir>/tests/helpers/store-postgres.ts', '<rootDir>/tests/helpers/workers-env.ts'],
+          },
+        ]
       : []),
   ],
 };

@@ -57,6 +57,13 @@ export function abandonStdout(logger: Logger): void {
 
 type BufferedStdout = ReturnType<typeof bufferedStdout>;
 
+/** The lines in a chunk written whole: one from this process's logger, any number relayed from a worker's pipe. */
+function linesIn(chunk: Buffer): number {
+  let count = 0;
+  for (let at = chunk.indexOf(10); at !== -1; at = chunk.indexOf(10, at + 1)) count += 1;
+  return Math.max(1, count);
+}
+
 /** What pino itself does to its stream on EPIPE (lib/tools.js, filterBrokenPipe), plus a flush that is done at once. */
 function silence(stream: object): void {
   const noop = () => undefined;
@@ -103,10 +110,10 @@ function bufferedStdout(maxBytes: number) {
   let dropped = 0;
   let reporting = false;
   let reportLost = false;
-  stream.on('drop', () => {
+  stream.on('drop', (data: Buffer) => {
     // sonic-boom emits 'drop' synchronously inside the write that did not fit, so a dropped report is known here.
     if (reporting) reportLost = true;
-    else dropped += 1;
+    else dropped += linesIn(data);
   });
   const lines: DestinationStream & { flush: (cb?: (err?: Error) => void) => void } = {
     write: (line: string) => stream.write(Buffer.from(line) as unknown as string),

@@ -63,7 +63,7 @@ async function start(config: Config, logger: Logger, worker: number | undefined)
   const once = () => (sqlite ? { writeTurn: workerWriteTurn(config.databaseBusyTimeoutMs), commits: workerCommits(), leader: workerLeader() } : {});
   // Made for a worker only: one process has no supervisor to ask.
   const peers = worker === undefined ? {} : { worker, machine: workerSlots(), rateCredits: creditsFromSupervisor(), ...once() };
-  const service = await startService(config, logger, peers);
+  const service = await startService(config, logger, { ...peers, listening });
   logHangupsWith(logger, () => (service.lifecycle.shuttingDown ? 'draining' : 'serving'));
   let stopping = false;
   drain = (signal, deadline) => {
@@ -74,7 +74,6 @@ async function start(config: Config, logger: Logger, worker: number | undefined)
   // A listener is called with the signal's number too, which is no deadline.
   process.on('SIGTERM', (signal) => drain(signal));
   process.on('SIGINT', (signal) => drain(signal));
-  listening?.(service);
 }
 
 function serve(config: Config, worker: number | undefined): void {

@@ -57,6 +57,11 @@ export type ServiceOptions = {
   commits?: MachineCommits;
   /** SQLite at WORKERS above 1: the webhook dispatcher and scheduled backups run once this worker leads (D9). */
   leader?: MachineLeader;
+  /**
+   * Called once the public listener listens, before PostgreSQL's migrations, as one process logs `listening` then: a
+   * worker tells its supervisor, which logs `listening` once every worker does.
+   */
+  listening?: (service: Pick<Service, 'address' | 'connections' | 'metricsJson'>) => void;
 };
 
 type MetricsPart = { instruments: Metrics; server?: MetricsServer; reservedFiles: number };
@@ -140,7 +145,7 @@ function background(config: Config, logger: Logger, store: Store, tokens: Static
   ];
 }
 
-// A worker's supervisor has logged the token it hands every worker: one line per start, not one per worker.
+// A worker's supervisor generated the token and said it once for all of them.
 function warnGeneratedToken(config: Config, logger: Logger, worker: number | undefined): void {
   if (config.tokenSource !== 'generated' || worker !== undefined) return;
   logger.warn({ token: config.authTokens[0] }, GENERATED_TOKEN_WARNING);
@@ -161,6 +166,9 @@ export async function startService(config: Config, logger: Logger, options: Serv
   const app = createApp({ config, logger, resources: store.resources, access, readiness: store.readiness, lifecycle, metrics, tokens, rateLimitStore: shared?.store, tenantRateLimitStore: shared?.tenantStore });
   const http = publicListener(app, config, logger, metricsPart?.reservedFiles ?? 0, options.worker === undefined ? 'listening' : 'worker listening');
   const address = await parts.start(http.listener);
+  const { maxConnections, openFileLimit } = http.cap() ?? { maxConnections: 0, openFileLimit: undefined };
+  const metricsJson = metrics && (() => metrics.registry.getMetricsAsJSON());
+  options.listening?.({ address, connections: { maxConnections, openFileLimit }, metricsJson });
   // Migrating after listen (PostgreSQL; SQLite has migrated in createStore): a replica waiting for another's
   // migration lock is alive (/healthz 200) and unready (/readyz 503) meanwhile, instead of silent until a
   // liveness probe has it killed.
@@ -179,12 +187,11 @@ export async function startService(config: Config, logger: Logger, options: Serv
   };
   let drained: Promise<number> | undefined;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  const { maxConnections, openFileLimit } = http.cap() ?? { maxConnections: 0, openFileLimit: undefined };
   return {
     url: `http://${host}:${address.port}`,
     address,
     metricsUrl: metricsPart?.server?.url,
-    metricsJson: metrics && (() => metrics.registry.getMetricsAsJSON()),
+    metricsJson,
     connections: { maxConnections, openFileLimit },
     lifecycle,
     drain: (signal, deadline) => (drained ??= drain(signal, deadline)),

@@ -27,7 +27,7 @@ export const webhookVariables = {
     'The change types sent to every subscriber, comma-separated: `plant.created` (the contract\'s new-plant body), `plant.updated`, `plant.deleted` (a `{type, data}` body); each delivery names its type in `webhook-event-type`. Written in the change\'s own transaction.',
   ),
   WEBHOOK_CONNECTIONS: integer(1, 256).prefault('64').describe(
-    'Most connections, and attempts at once, per subscriber: also the most events delivered per round trip to it. While creates saturate the event loop the dispatcher uses fewer (down to one, plus one attempt per ten creates).',
+    'Most connections, and attempts at once, per subscriber and per sending process (at `WORKERS` above 1 each worker on PostgreSQL, the leader alone on SQLite): also the most events delivered per round trip to it. While creates saturate the event loop the dispatcher uses fewer (down to one, plus one attempt per ten creates).',
   ),
 };
 

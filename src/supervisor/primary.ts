@@ -90,8 +90,8 @@ class Supervisor {
     }
     // SIGTERM while the metrics listener opened: nothing to fork any more.
     if (this.stopping) return;
-    logger.info({ workers: config.workers }, 'starting workers');
     if (this.token !== undefined) logger.warn({ token: this.token }, GENERATED_TOKEN_WARNING);
+    logger.info({ workers: config.workers }, 'starting workers');
     for (const slot of firstForks(config.database, this.slots)) this.fork(slot);
   }
 

@@ -55,6 +55,7 @@ export class WebhookDispatcher {
   private monitor?: ReturnType<typeof eventLoopDelay>;
   private readonly settlements: Settlements;
   private timers: NodeJS.Timeout[] = [];
+  private started = false;
   private stopping = false;
   private abandoned = false;
   private idle: (() => void) | undefined;
@@ -70,13 +71,16 @@ export class WebhookDispatcher {
     this.observer = options.observer ?? ignoreWebhooks;
     const { store } = options;
     this.pace = new DeliveryPace(config.connections, options.loop ?? (() => this.monitor?.read() ?? 0));
-    this.observer.backlogFrom(async () => ({ ...(await store.backlog()), limit: this.pace.limit }));
+    // A dispatcher that never started (a worker that is not the SQLite leader) has no attempts to limit: its 0 keeps
+    // the merged scrape's sum to what the dispatching workers allow.
+    this.observer.backlogFrom(async () => ({ ...(await store.backlog()), limit: this.started ? this.pace.limit : 0 }));
     this.windowMs = retryWindowMs(config.retryScheduleMs);
     this.lanes = lanesOf(config, options.logger);
     this.settlements = new Settlements(store, options.logger);
   }
 
   start(): void {
+    this.started = true;
     const { store, config, logger } = this.options;
     void Promise.resolve(store.retireOthers(urlsOf(config), this.now())).then(
       (retired) => {

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { aNewPlant } from '../helpers/plants';
 import { OTHER_TOKEN, bearer, defaultStore, postPlant, storedRows } from '../helpers/test-app';
 import { appForAll, perTest } from '../helpers/fixtures';
+import { perProcess } from '../helpers/test-workers';
 
 const fixtures = perTest();
 
@@ -108,7 +109,7 @@ describe('rate limit', () => {
     expect((await postPlant(app, plant)).status).toBe(200);
   });
 
-  it('when the database is read-only, then it answers 503 and so does /readyz', async () => {
+  perProcess('the app opens its own connection read-only in the jest process').it('when the database is read-only, then it answers 503 and so does /readyz', async () => {
     const app = await fixtures.app({}, { readonly: true });
 
     const response = await postPlant(app, aNewPlant());

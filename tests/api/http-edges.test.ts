@@ -2,6 +2,7 @@ import net from 'node:net';
 import { aNewPlant } from '../helpers/plants';
 import { TOKEN, type TestApp } from '../helpers/test-app';
 import { appForAll } from '../helpers/fixtures';
+import { untilLogged } from '../helpers/common';
 
 /** Writes these bytes on a fresh connection and collects everything until the server closes it (or waitMs). */
 function exchange(app: TestApp, bytes: string, waitMs = 2000): Promise<string> {
@@ -32,6 +33,7 @@ const app = appForAll({ BODY_LIMIT: '1kb' });
 describe('requests the HTTP parser refuses', () => {
   it('when the request line is garbage, then it answers 400 40008 as JSON and logs a request line', async () => {
     const response = await exchange(app, 'NOT HTTP AT ALL\r\n\r\n');
+    await untilLogged(app, (line) => line.msg === 'request' && line.error === 40008 && line.status === 400);
 
     expect({ status: statusOf(response), type: /content-type: application\/json/i.test(response), body: bodyOf(response) }).toEqual({
       status: 400,
@@ -43,6 +45,7 @@ describe('requests the HTTP parser refuses', () => {
 
   it('when the headers are over 16 KiB, then it answers 431 43101 as JSON and logs a request line', async () => {
     const response = await exchange(app, `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\n\r\n`);
+    await untilLogged(app, (line) => line.msg === 'request' && line.error === 43101 && line.status === 431);
 
     expect({ status: statusOf(response), body: bodyOf(response) }).toEqual({
       status: 431,
@@ -53,6 +56,7 @@ describe('requests the HTTP parser refuses', () => {
 
   it('when an HTTP/1.1 request has no Host, then it answers 400 40008 as JSON with a request log line', async () => {
     const response = await exchange(app, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n');
+    await untilLogged(app, (line) => line.msg === 'request' && line.path === '/healthz' && line.error === 40008);
 
     expect({ status: statusOf(response), body: bodyOf(response) }).toEqual({
       status: 400,
@@ -72,6 +76,7 @@ describe('the request log and the URL', () => {
       `POST http://user:${secret}@example.com/plants?k=${secret} HTTP/1.1\r\nHost: example.com\r\nAuthorization: Bearer ${TOKEN}\r\n` +
         `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
     );
+    await untilLogged(app, (line) => line.msg === 'request' && line.path === '/plants' && line.status === 200);
 
     expect(statusOf(response)).toBe(200);
     expect(app.rawLogs.filter((line) => line.includes(secret))).toEqual([]);

@@ -1,6 +1,7 @@
 import { aNewPlant } from '../helpers/plants';
 import { bearer, postPlant } from '../helpers/test-app';
 import { appForAll } from '../helpers/fixtures';
+import { ofAWorker, perProcess } from '../helpers/test-workers';
 
 describe('health, readiness, headers and logs', () => {
   const app = appForAll();
@@ -12,7 +13,7 @@ describe('health, readiness, headers and logs', () => {
     expect([health.status, health.body, ready.status, ready.body]).toEqual([200, { status: 'ok' }, 200, { status: 'ready' }]);
   });
 
-  it('when the process is shutting down, then /readyz answers 503 while /healthz stays 200', async () => {
+  perProcess('it sets app.lifecycle.shuttingDown, the service\'s state in the jest process').it('when the process is shutting down, then /readyz answers 503 while /healthz stays 200', async () => {
     app.lifecycle.shuttingDown = true;
     const ready = await app.request.get('/readyz');
     const health = await app.request.get('/healthz');
@@ -74,6 +75,7 @@ describe('health, readiness, headers and logs', () => {
         caller: 'token:1',
         ms: expect.any(Number),
         ip: '127.0.0.1',
+        ...ofAWorker(),
       },
     ]);
   });

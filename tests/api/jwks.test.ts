@@ -4,6 +4,10 @@ import { type TestApp } from '../helpers/test-app';
 import { sleep } from '../helpers/common';
 import { appForAll, appForEach, identityProviderForAll, identityProviderForEach } from '../helpers/fixtures';
 import { freePort } from '../helpers/ports';
+import { expectOnePerProcess, perProcess } from '../helpers/test-workers';
+
+// Each process fetches and keeps its own key set: above one worker each worker fetches on its first JWT.
+const ownCache = perProcess('the JWKS cache is each process\'s own: each worker fetches once and keeps its last good keys');
 
 const UNKNOWN_KEY = { error: 40102, message: 'The access token is signed with a key the identity provider does not publish (unknown kid).' };
 const UNREACHABLE = {
@@ -21,7 +25,7 @@ function post(app: TestApp, token: string) {
 }
 
 
-describe('the JWKS cache', () => {
+ownCache.describe('the JWKS cache', () => {
   const idp = identityProviderForEach();
   const app = appForEach(() => ({ ...idp.env(), AUTH_JWKS_COOLDOWN_S: String(COOLDOWN_MS / 1000), AUTH_CLOCK_TOLERANCE_S: '0' }));
 
@@ -104,7 +108,7 @@ describe('tokens verified before', () => {
     expect({ before: before.status, after: [after.status, after.body.error] }).toEqual({ before: 200, after: [401, 40103] });
   });
 
-  it('when the provider withdraws a key, then a token it signed, accepted before, is refused once the new key set is fetched', async () => {
+  ownCache.it('when the provider withdraws a key, then a token it signed, accepted before, is refused once the new key set is fetched', async () => {
     const token = await idp.mint({}, { alg: 'ES256' });
     const before = await post(app, token);
     await idp.addKey('new-key', 'EdDSA');
@@ -146,6 +150,6 @@ describe('a provider never reached', () => {
     });
     // Far below the 5 s fetch timeout: a refused connection fails fast and the second waits on nothing.
     expect(elapsedMs).toBeLessThan(2000);
-    expect(app.logs.filter((line) => line.msg === 'JWKS fetch failed; no keys yet, JWTs are refused until it succeeds')).toHaveLength(1);
+    expectOnePerProcess(app.logs.filter((line) => line.msg === 'JWKS fetch failed; no keys yet, JWTs are refused until it succeeds'));
   });
 });

@@ -3,6 +3,7 @@ import { aNewPlant } from '../helpers/plants';
 import { appForAll, sleep } from '../helpers/fixtures';
 import { lockPlants } from '../helpers/store-lock';
 import { defaultStore, postPlant, storedRows, TOKEN, type TestApp } from '../helpers/test-app';
+import { perProcess } from '../helpers/test-workers';
 
 const OVERLOADED = { error: 50303, message: 'The service is over capacity; retry after the number of seconds in Retry-After.' };
 
@@ -17,7 +18,7 @@ function waitingCreates(count: number) {
   return Promise.all(Array.from({ length: count }, () => postPlant(app, aNewPlant()).then((response) => response.status)));
 }
 
-describe('load shedding on queueing', () => {
+perProcess('the queue of waiting creates is each worker\'s own: LOAD_SHED_LAG_MS applies to each worker (docs/operations.md, Workers)').describe('load shedding on queueing', () => {
   it('when 64 creates have waited longer than LOAD_SHED_LAG_MS, then the next gets 503 with Retry-After and is not stored; health checks answer; the 64 get 200', async () => {
     const lock = await lockPlants(app);
     const queued = waitingCreates(64);

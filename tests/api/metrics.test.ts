@@ -5,6 +5,7 @@ import { aNewPlant } from '../helpers/plants';
 import { lockPlants } from '../helpers/store-lock';
 import { bearer, defaultStore, dropTable, postPlant, type TestApp } from '../helpers/test-app';
 import { appForAll, perTest } from '../helpers/fixtures';
+import { perProcess } from '../helpers/test-workers';
 
 const DURATION_BUCKETS = ['0.001', '0.0025', '0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '2.5', '5', '10', '+Inf'];
 
@@ -154,7 +155,7 @@ describe('metrics for refusals and store faults', () => {
     expect(valueOf(scraped, 'plants_error_responses_total', { code: '42901', cause: 'rate_limited' })).toBe(1);
   });
 
-  it('when 64 creates queue on a locked store, then the shed request is counted as shed', async () => {
+  perProcess('the queue of waiting creates is each worker\'s own (LOAD_SHED_LAG_MS applies to each), and pause() stalls the service\'s loop only at one worker').it('when 64 creates queue on a locked store, then the shed request is counted as shed', async () => {
     const app = await open.app({ METRICS_PORT: '9464', LOAD_SHED_LAG_MS: '300', DATABASE_BUSY_TIMEOUT_MS: '10000', DATABASE_STATEMENT_TIMEOUT_MS: '10000', DATABASE_CONNECT_TIMEOUT_MS: '9000' });
     const lock = await lockPlants(app);
     const queued = Promise.all(Array.from({ length: 64 }, () => postPlant(app, aNewPlant())));

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { aNewPlant, withTimes } from '../helpers/plants';
 import { appForAll } from '../helpers/fixtures';
+import { untilLogged } from '../helpers/common';
 import { bearer, postPlant } from '../helpers/test-app';
 
 const app = appForAll();
@@ -16,7 +17,10 @@ function send(method: string, target: string): Promise<Answer> {
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, body: text === '' ? undefined : (JSON.parse(text) as unknown) });
+        // Resolved with its request line in app.logs, and any fault line the service wrote before it.
+        void untilLogged(app, (line) => line.msg === 'request' && line.reqId === res.headers['x-request-id']).then(() =>
+          resolve({ status: res.statusCode ?? 0, body: text === '' ? undefined : (JSON.parse(text) as unknown) }),
+        );
       });
     });
     req.on('error', reject);

@@ -2,6 +2,7 @@ import { aNewPlant } from '../helpers/plants';
 import { appForAll } from '../helpers/fixtures';
 import { tokenFileForAll } from '../helpers/token-file';
 import { storedPlant, type TestApp } from '../helpers/test-app';
+import { perProcess } from '../helpers/test-workers';
 
 const ALICE = 'alice-token-0123456789abcdefghijklmnopqrstuvwxyz';
 const ALICE_TOO = 'alice-too-token-0123456789abcdefghijklmnopqrstuvwxyz';
@@ -48,7 +49,7 @@ describe('RATE_LIMIT_PER_TENANT_PER_MINUTE', () => {
 describe('both limits', () => {
   const app = appForAll({ ...env, RATE_LIMIT_PER_MINUTE: '100', RATE_LIMIT_PER_TENANT_PER_MINUTE: '10' });
 
-  it('when a batch of three writes is sent, then it counts three in the caller\'s limit and three in the tenant\'s', async () => {
+  perProcess('RateLimit headers are exact while a key stays on one worker; across workers they count the others\' unused credits as used (docs/decisions/workers.md, D6)').it('when a batch of three writes is sent, then it counts three in the caller\'s limit and three in the tenant\'s', async () => {
     const before = await get(app, BOB);
     const batch = await app.request
       .post('/plants/batch')

@@ -3,6 +3,9 @@ import { closedPort, WEBHOOK_SECRET } from '../helpers/webhook-receiver';
 import { perTest } from '../helpers/fixtures';
 import { postPlant, storedEvents } from '../helpers/test-app';
 import { sleep } from '../helpers/common';
+import { perDispatcher } from '../helpers/test-workers';
+
+const ownCircuit = perDispatcher('the circuit is each dispatcher\'s own: on PostgreSQL every worker dispatches and opens its own, as replicas do');
 
 const { receiver, appWith } = perTest();
 
@@ -76,7 +79,7 @@ describe('webhook retries and unreachable subscribers', () => {
     expect(hooks.deliveries[0]).toMatchObject({ verified: true, body: JSON.stringify(plant) });
   });
 
-  it('when the subscriber refuses connections, then its other events wait without an attempt and all go out once a probe gets through', async () => {
+  ownCircuit.it('when the subscriber refuses connections, then its other events wait without an attempt and all go out once a probe gets through', async () => {
     const port = await closedPort();
     const app = await appWith(`http://127.0.0.1:${port}/hooks`, { WEBHOOK_RETRY_SCHEDULE: '1s,10s', WEBHOOK_CONNECTIONS: '1' });
 
@@ -98,7 +101,7 @@ describe('webhook retries and unreachable subscribers', () => {
     expect(outboxRows(app).map((row) => row.status)).toEqual(Array(5).fill('delivered'));
   });
 
-  it('when the subscriber stays unreachable past the retry window, then its waiting events are marked failed, kept and logged', async () => {
+  ownCircuit.it('when the subscriber stays unreachable past the retry window, then its waiting events are marked failed, kept and logged', async () => {
     const port = await closedPort();
     const app = await appWith(`http://127.0.0.1:${port}/hooks`, { WEBHOOK_RETRY_SCHEDULE: '100ms', WEBHOOK_CONNECTIONS: '1' });
 

@@ -31,3 +31,13 @@ export function errorOf(run: () => unknown): string {
   }
   throw new Error('expected an error, and none was thrown');
 }
+
+/**
+ * Waits until a line of `logs` matches (or `timeoutMs` passed; the test's own assertion then says what is missing).
+ * Lines a request through app.request writes are there when its answer resolves; a line written apart from one (a
+ * raw socket's request, background work) reaches app.logs later when the service runs in processes of its own.
+ */
+export async function untilLogged(app: { logs: readonly LogLine[] }, match: (line: LogLine) => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!app.logs.some(match) && Date.now() < deadline) await sleep(10);
+}

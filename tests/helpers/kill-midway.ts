@@ -1,4 +1,5 @@
 import type { ServerProcess } from './server-process';
+import { childPids } from './workers';
 
 /** The next request to send: what it stands for, and how to send it (resolving whether its answer counts). */
 export type Midway<T> = { item: T; send: () => Promise<boolean> };
@@ -17,8 +18,11 @@ export function sendUntilKilled<T>(
   let killing = false;
   let killed = false;
   let exhausted = false;
+  // Every process at once, as a crash of the machine: at WORKERS above 1 the workers commit, and a supervisor
+  // killed alone would leave them answering (a worker orphaned mid-request) before they exit.
   const kill = () => {
     killed = true;
+    for (const pid of server.child.pid === undefined ? [] : childPids(server.child.pid)) process.kill(pid, 'SIGKILL');
     server.child.kill('SIGKILL');
   };
   return new Promise((resolve) => {

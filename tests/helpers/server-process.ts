@@ -3,7 +3,8 @@ import { mkdtempSync, openSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from './ports';
-import { TOKEN } from './test-app';
+import { TOKEN } from './tokens';
+import { testWorkers } from './test-workers';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -11,6 +12,8 @@ export type ServerProcess = {
   child: ChildProcess;
   url: string;
   lines: Record<string, unknown>[];
+  /** The same lines as written, in the same order. */
+  rawLines: string[];
   stderr: () => string;
   waitForLine: (predicate: (line: Record<string, unknown>) => boolean, timeoutMs?: number) => Promise<Record<string, unknown>>;
   /** Sends the signal and resolves with how the process ended. */
@@ -44,6 +47,7 @@ export async function startServerOnFifo(env: Record<string, string>, storeName =
       // Never the default 9464: a development server on this host would hold it.
       METRICS_PORT: '0',
       DATABASE_URL: `file:${path.join(dir, `${storeName}.db`)}`,
+      WORKERS: String(testWorkers()),
       ...env,
     },
     stdio: ['ignore', fd, 'ignore'],
@@ -81,11 +85,14 @@ export async function startServer(
       // Off unless a test asks: parallel servers would all want the default port 9464.
       METRICS_PORT: '0',
       DATABASE_URL: `file:${path.join(tempDataDir(), 'plants.db')}`,
+      // TEST_WORKERS unless the test sets WORKERS (tests/helpers/test-workers.ts).
+      WORKERS: String(testWorkers()),
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: Record<string, unknown>[] = [];
+  const rawLines: string[] = [];
   const waiters = new Set<() => void>();
   let stderr = '';
   let pending = '';
@@ -93,7 +100,11 @@ export async function startServer(
     pending += chunk;
     const complete = pending.split('\n');
     pending = complete.pop() ?? '';
-    for (const line of complete) if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
+    for (const line of complete) {
+      if (line.trim() === '') continue;
+      rawLines.push(`${line}\n`);
+      lines.push(JSON.parse(line) as Record<string, unknown>);
+    }
     for (const wake of waiters) wake();
   });
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
@@ -141,6 +152,7 @@ export async function startServer(
     child,
     url,
     lines,
+    rawLines,
     stderr: () => stderr,
     waitForLine,
     stop: (signal = 'SIGTERM') => {

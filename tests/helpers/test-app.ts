@@ -14,9 +14,12 @@ import { captureLogs, type LogLine } from './common';
 import { freePort } from './ports';
 import { adminUrl, createTestDatabase, outboxRows, plantRows, runSql, type OutboxRow } from './postgres';
 import { guardPostgres, guardSqlite } from './tenant-sql-guard';
+import { startWorkersTestApp } from './test-app.workers';
+import { testWorkers } from './test-workers';
 
-export const TOKEN = 'test-token-0123456789abcdefghijklmnopqrstuvwxyz';
-export const OTHER_TOKEN = 'other-token-0123456789abcdefghijklmnopqrstuvwxyz';
+import { OTHER_TOKEN, TOKEN } from './tokens';
+
+export { OTHER_TOKEN, TOKEN } from './tokens';
 
 export type { LogLine } from './common';
 
@@ -55,22 +58,26 @@ export type TestApp = {
 // Rate limiting and load shedding are off unless a test turns them on: the tests share this event loop with
 // jest and the client, and a busy CI machine would otherwise shed their requests. Metrics are off unless asked.
 // The drain is the production one, bounded to a second so a test that leaves a request hanging closes quickly.
+const TEST_ENV = {
+  AUTH_TOKENS: `${TOKEN},${OTHER_TOKEN}`,
+  RATE_LIMIT_PER_MINUTE: '0',
+  LOAD_SHED_LAG_MS: '0',
+  SHUTDOWN_TIMEOUT_MS: '1000',
+  PORT: '0',
+  HOST: '127.0.0.1',
+};
+
 const testConfig = async (env: Record<string, string>, databaseUrl: string): Promise<Config> =>
   loadServiceConfig({
-    AUTH_TOKENS: `${TOKEN},${OTHER_TOKEN}`,
-    RATE_LIMIT_PER_MINUTE: '0',
-    LOAD_SHED_LAG_MS: '0',
-    SHUTDOWN_TIMEOUT_MS: '1000',
+    ...TEST_ENV,
     DATABASE_URL: databaseUrl,
-    PORT: '0',
-    HOST: '127.0.0.1',
     ...env,
     // Any METRICS_PORT but 0 turns metrics on, on a port of the test's own: parallel suites would collide on one.
     METRICS_PORT: env.METRICS_PORT === undefined || env.METRICS_PORT === '0' ? '0' : String(await freePort()),
   });
 
 /**
- * The production service (src/service.ts: its timeouts, connection cap and drain) over a real SQLite file in a
+ * At one worker (TEST_WORKERS, ./test-workers): the production service (src/service.ts: its timeouts, connection cap and drain) over a real SQLite file in a
  * temp directory, migrated as at start, listening on an ephemeral 127.0.0.1 port, with its log lines captured.
  * `env` is the environment the config is parsed from. `readonly` opens the app's connection read-only.
  */
@@ -78,7 +85,10 @@ export async function startTestApp(
   env: Record<string, string> = {},
   options: { readonly?: boolean; store?: StoreKind } = {},
 ): Promise<TestApp> {
-  if ((options.store ?? defaultStore()) === 'postgres') return startPostgresTestApp(env);
+  const store = options.store ?? defaultStore();
+  // Above one worker: the built server with the same environment (./test-app.workers.ts, docs/decisions/tests.md).
+  if (testWorkers() > 1) return startWorkersTestApp(TEST_ENV, env, { ...options, store, workers: testWorkers() });
+  if (store === 'postgres') return startPostgresTestApp(env);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'plants-test-'));
   const dbPath = path.join(dir, 'plants.db');
   const config = await testConfig(env, `file:${dbPath}`);

@@ -4,6 +4,7 @@ import { aNewPlant } from '../helpers/plants';
 import { startServer } from '../helpers/server-process';
 import { sleep } from '../helpers/common';
 import { TOKEN } from '../helpers/test-app';
+import { perProcess } from '../helpers/test-workers';
 
 function connect(url: string): Promise<net.Socket> {
   const { port } = new URL(url);
@@ -131,7 +132,7 @@ function closedLoop(url: string, clients: number, until: number, reconnect: bool
   return { tally, answered: Promise.all(firstAnswers), finished: Promise.all(finished) };
 }
 
-describe('MAX_CONNECTIONS', () => {
+perProcess('MAX_CONNECTIONS applies to each worker, and which worker a connection reaches is the supervisor\'s round-robin').describe('MAX_CONNECTIONS', () => {
   it('when the cap is filled with idle keep-alive connections, then a create is answered 200 and the longest-idle connection is the one closed', async () => {
     const server = await startServer({ MAX_CONNECTIONS: '3' });
     const held: net.Socket[] = [];
@@ -181,7 +182,7 @@ describe('MAX_CONNECTIONS', () => {
   });
 });
 
-describe('MAX_CONNECTIONS by default, under the open-file limit', () => {
+perProcess('the open-file limit and the cap it leaves are each process\'s own').describe('MAX_CONNECTIONS by default, under the open-file limit', () => {
   it('when 300 connections sent one request each and sit idle under a limit of 256 descriptors, then /healthz and a create answer, and the start line names the cap', async () => {
     const server = await startServer({}, { fdLimit: 256 });
     const listening = await server.waitForLine((line) => line.msg === 'listening');

@@ -6,6 +6,7 @@ import { aNewPlant } from '../helpers/plants';
 import { rawRequest } from '../helpers/raw-request';
 import { startServer, tempDataDir, type ServerProcess } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
+import { perProcess } from '../helpers/test-workers';
 
 const NOTHING_TO_RELOAD = 'SIGHUP: nothing to reload now (only AUTH_TOKENS_FILE is, while serving); carrying on';
 
@@ -23,7 +24,7 @@ function catchesHangup(pid: number): boolean {
 
 const hangupLines = (server: ServerProcess) => server.lines.filter((line) => line.signal === 'SIGHUP');
 
-describe('SIGHUP never ends the process', () => {
+perProcess('the lines one process says for SIGHUP; at several workers the supervisor forwards it and each worker says its own (workers-supervisor.test.ts)').describe('SIGHUP never ends the process', () => {
   it.each([
     ['tokens from AUTH_TOKENS', {}, 200],
     // No static token: the test's token is refused, as before the signal.

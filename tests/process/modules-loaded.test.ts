@@ -1,12 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { describeWith } from '../helpers/optional-services';
 import { aNewPlant } from '../helpers/plants';
 import { createTestDatabase, type TestDatabase } from '../helpers/postgres';
 import { startServer, tempDataDir, type ServerProcess } from '../helpers/server-process';
 import { TOKEN } from '../helpers/test-app';
 import { WEBHOOK_SECRET } from '../helpers/webhook-receiver';
 import { sleep } from '../helpers/common';
+import { perProcess } from '../helpers/test-workers';
 
 const PRELOAD = path.resolve(__dirname, '..', 'fixtures', 'report-loaded-modules.cjs');
 
@@ -32,7 +32,7 @@ async function packagesLoaded(env: Record<string, string>): Promise<Set<string>>
   }
 }
 
-describeWith('postgres', 'the modules a PostgreSQL process loads', (serverUrl) => {
+perProcess('what one process loads; the supervisor\'s own modules are checked by workers-supervisor.test.ts').describeWith('postgres', 'the modules a PostgreSQL process loads', (serverUrl) => {
   let database: TestDatabase;
 
   beforeEach(async () => {
@@ -60,7 +60,7 @@ describeWith('postgres', 'the modules a PostgreSQL process loads', (serverUrl) =
   });
 });
 
-describe('the modules a SQLite process loads', () => {
+perProcess('what one process loads; the supervisor\'s own modules are checked by workers-supervisor.test.ts').describe('the modules a SQLite process loads', () => {
   it('when the store is a SQLite file, then the SQLite driver is loaded and pg is not', async () => {
     const packages = await packagesLoaded({});
 

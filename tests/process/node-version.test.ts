@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { tempDataDir } from '../helpers/server-process';
+import { perProcess } from '../helpers/test-workers';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
@@ -21,7 +22,8 @@ function olderNode(): { path: string; version: string } | undefined {
 }
 
 const old = olderNode();
-const describeOld = old === undefined ? describe.skip : describe;
+// The check runs before WORKERS is read: once is enough.
+const describeOld = old === undefined ? describe.skip : perProcess('the Node check runs before the configuration is read, in whichever process starts').describe;
 
 describeOld(`dist/ started by an older node (${old?.path ?? 'none on this machine'} ${old?.version ?? ''})`, () => {
   it.each([

@@ -6,6 +6,7 @@ import { startServer, type ServerProcess } from '../helpers/server-process';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy';
 import { TOKEN } from '../helpers/test-app';
 import { sleep } from '../helpers/common';
+import { expectOnePerProcess } from '../helpers/test-workers';
 
 const json = { 'Content-Type': 'application/json', Authorization: `Bearer ${TOKEN}` };
 const STATEMENT_TIMEOUT_MS = 1500;
@@ -77,7 +78,7 @@ describeWith('postgres', 'PostgreSQL outages, through a TCP proxy the test cuts'
     });
     expect(write.ms).toBeLessThan(STATEMENT_TIMEOUT_MS);
     expect({ status: afterwards.status, body: afterwards.body }).toEqual({ status: 200, body: { name: plant.name, tag: 'indoor' } });
-    expect(service.lines.filter((line) => line.msg === 'PostgreSQL cannot be reached; starting unready and retrying')).toHaveLength(1);
+    expectOnePerProcess(service.lines.filter((line) => line.msg === 'PostgreSQL cannot be reached; starting unready and retrying'));
   });
 
   it('when PostgreSQL goes away while running, then writes and /readyz answer 503 at once, and it recovers with no restart', async () => {
