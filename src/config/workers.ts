@@ -14,7 +14,7 @@ const workerCount = z
   .refine((value) => value === 'auto' || (value >= 1 && value <= MAX_WORKERS), WORKERS_MUST);
 
 export const workersVariables = {
-  WORKERS: workerCount.prefault('1').describe(
+  WORKERS: workerCount.prefault('auto').describe(
     `Processes serving the port: \`1\` runs one process; more (up to ${MAX_WORKERS}) runs a supervisor that starts that many workers, each the whole service, hands them connections in turn, restarts one that dies and drains all on SIGTERM; \`auto\` is the cores this process may use (\`os.availableParallelism()\`). On SQLite, worker 1 migrates before the others start and the workers' commits take the file's write lock in turn through the supervisor, each commit is told to the other workers' change streams, and one worker (the leader) runs the webhook dispatcher and scheduled backups (docs/operations.md, Workers). Rate limits count across all workers: in Redis with \`REDIS_URL\`, else in the supervisor, which grants each worker hits in chunks. One scrape on \`METRICS_PORT\` merges every worker's series. \`MAX_CONNECTIONS\` and \`LOAD_SHED_LAG_MS\` apply to each worker; \`EVENTS_MAX_STREAMS\` and the in-flight \`Idempotency-Key\` (409) count across all of them, through the supervisor; \`DATABASE_POOL_SIZE\` is split among them (docs/operations.md, Workers).`,
   ),
 };

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { errorOf as messageOf } from '../helpers/common';
@@ -46,7 +47,7 @@ describe('loadConfig', () => {
       backup: undefined,
       events: { retentionMs: 86_400_000, heartbeatMs: 15_000, maxStreams: 1000, bufferEvents: 1000 },
       idempotencyTtlMs: 86_400_000,
-      workers: 1,
+      workers: os.availableParallelism(),
     });
     expect(Object.isFrozen(config)).toBe(true);
   });

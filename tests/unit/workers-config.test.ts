@@ -1,3 +1,4 @@
+import os from 'node:os';
 import { loadConfig, poolPerWorker } from '../../src/config';
 import { resolveWorkers } from '../../src/config/workers';
 import { Restarts } from '../../src/supervisor/restarts';
@@ -7,8 +8,8 @@ const POSTGRES = { DATABASE_URL: 'postgres://plants@db:5432/plants', RATE_LIMIT_
 const errorOf = (env: Record<string, string>): string => messageOf(() => loadConfig(env));
 
 describe('WORKERS', () => {
-  it('when it is unset, then one process serves, whatever the store', () => {
-    expect([loadConfig({}).workers, loadConfig(POSTGRES).workers]).toEqual([1, 1]);
+  it('when it is unset, then one worker per core the process may use serves, whatever the store', () => {
+    expect([loadConfig({}).workers, loadConfig(POSTGRES).workers]).toEqual([os.availableParallelism(), os.availableParallelism()]);
   });
 
   it('when it is a number on PostgreSQL with the per-process settings off, then that many workers serve', () => {
