@@ -15,12 +15,13 @@ const project = {
   transformIgnorePatterns: ['/node_modules/(?!jose/)'],
 } satisfies Config;
 
-// What postgres-workers runs: the HTTP files whose behaviour crosses workers on PostgreSQL (the change feed's
-// LISTEN/NOTIFY wake-ups, webhook claims with SKIP LOCKED and each worker's dispatcher, idempotency keys in flight,
-// batches and writes through each worker's pool, the rate limit's credits, the merged scrape). The rest of tests/api
-// runs at four workers on SQLite (workers) and at one on PostgreSQL (postgres): all of it here too would put .ci/run
-// past its 40 minutes (docs/performance/test-suites.md).
-const CROSSING_WORKERS_ON_POSTGRES = [
+// The HTTP files whose behaviour crosses workers, which the four-worker projects run on both stores: the change
+// feed's wake-ups (commit notices on SQLite, LISTEN/NOTIFY on PostgreSQL), webhooks (the SQLite leader, SKIP LOCKED
+// claims and a dispatcher per worker on PostgreSQL), idempotency keys in flight, batches and writes (the write turn,
+// each worker's pool), the rate limit's credits, the merged scrape. The rest of tests/api (reads, validation, auth)
+// runs at one worker on both stores: all of it at four too put .ci/run at 33 minutes on a machine with its images
+// already built, too near its 40 (docs/performance/test-suites.md).
+const CROSSING_WORKERS = [
   'change-feed',
   'change-feed-filters',
   'feed-burst',
@@ -57,16 +58,16 @@ const config: Config = {
     ...(process.env.TEST_DATABASE_URL
       ? [{ ...project, displayName: 'postgres', testMatch: ['<rootDir>/tests/api/**/*.test.ts'], setupFiles: ['<rootDir>/tests/helpers/store-postgres.ts'] }]
       : []),
-    // The HTTP and process suites again with the service at WORKERS=4: the built server, its supervisor and four
-    // forked workers (tests/helpers/test-app.workers.ts; docs/decisions/tests.md, "Tests at several workers"), and
-    // on PostgreSQL the HTTP files that cross workers there.
-    { ...project, displayName: 'workers', testMatch: ['<rootDir>/tests/{api,process}/**/*.test.ts'], setupFiles: ['<rootDir>/tests/helpers/workers-env.ts'] },
+    // The process suite and the HTTP files that cross workers again with the service at WORKERS=4: the built
+    // server, its supervisor and four forked workers (tests/helpers/test-app.workers.ts; docs/decisions/tests.md,
+    // "Tests at several workers"), on SQLite, and the same HTTP files on PostgreSQL.
+    { ...project, displayName: 'workers', testMatch: ['<rootDir>/tests/process/**/*.test.ts', ...CROSSING_WORKERS], setupFiles: ['<rootDir>/tests/helpers/workers-env.ts'] },
     ...(process.env.TEST_DATABASE_URL
       ? [
           {
             ...project,
             displayName: 'postgres-workers',
-            testMatch: CROSSING_WORKERS_ON_POSTGRES,
+            testMatch: CROSSING_WORKERS,
             setupFiles: ['<rootDir>/tests/helpers/store-postgres.ts', '<rootDir>/tests/helpers/workers-env.ts'],
           },
         ]
