@@ -269,8 +269,15 @@ proxy=$(podman ps --filter label=com.docker.compose.project=$PROJECT --filter la
 [ -n "$service" ] && [ -n "$proxy" ] || fail "compose containers not found (service '$service', proxy '$proxy')"
 proxy_ip=$(podman inspect --format '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$proxy")
 # What nginx saw as the client (first field of its access log line), against what the service logged.
-seen_by_nginx=$(podman logs "$proxy" 2>/dev/null | grep '"POST /api/plants' | tail -n 1 | cut -d' ' -f1)
-line=$(podman logs "$service" 2>&1 | grep '"reqId":"smoke-through-nginx"' | tail -n 1)
+# At several workers (WORKERS=auto) a worker's line reaches the container's log through the supervisor's batched
+# stdout, a moment after the answer: wait for both lines, up to 10 s.
+seen_by_nginx='' line=''
+for _ in $(seq 1 50); do
+  seen_by_nginx=$(podman logs "$proxy" 2>/dev/null | grep '"POST /api/plants' | tail -n 1 | cut -d' ' -f1 || true)
+  line=$(podman logs "$service" 2>&1 | grep '"reqId":"smoke-through-nginx"' | tail -n 1 || true)
+  [ -n "$seen_by_nginx" ] && [ -n "$line" ] && break
+  sleep 0.2
+done
 client_ip=$(printf '%s' "$line" | sed -n 's/.*"ip":"\([^"]*\)".*/\1/p')
 echo "service log: ip $client_ip; nginx saw the client as $seen_by_nginx; nginx itself is $proxy_ip"
 [ -n "$client_ip" ] || fail "no request line for the proxied request: $line"
