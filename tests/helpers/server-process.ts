@@ -143,9 +143,12 @@ export async function startServer(
   if (options.expectListening !== false) {
     const listening = await waitForLine((line) => line.msg === 'listening');
     url = `http://127.0.0.1:${String(listening.port)}`;
-    // PostgreSQL migrates after listening (SQLite before): by default, resolve once that run has an outcome.
+    // PostgreSQL migrates after listening (SQLite before): by default, resolve once that run has an outcome in every
+    // worker (each migrates; one still migrating answers 503 to what it is sent).
     if (options.waitForMigrations !== false && env.DATABASE_URL?.startsWith('postgres')) {
-      await waitForLine((line) => line.msg === 'database ready' || line.msg === 'PostgreSQL cannot be reached; starting unready and retrying');
+      const outcome = (line: Record<string, unknown>) => line.msg === 'database ready' || line.msg === 'PostgreSQL cannot be reached; starting unready and retrying';
+      const workers = Number(env.WORKERS ?? testWorkers()) || 1;
+      await waitForLine((line) => outcome(line) && lines.filter(outcome).length >= workers);
     }
   }
   return {

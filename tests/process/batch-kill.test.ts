@@ -3,7 +3,6 @@ import Database from 'better-sqlite3';
 import { uniqueId } from '../helpers/plants';
 import { createTestDatabase, queryJson } from '../helpers/postgres';
 import { describeWith } from '../helpers/optional-services';
-import { perProcess } from '../helpers/test-workers';
 import { freePort } from '../helpers/ports';
 import { requestsUntilKilled } from '../helpers/raw-request';
 import { sendUntilKilled } from '../helpers/kill-midway';
@@ -139,12 +138,8 @@ describe('POST /plants/batch under kill -9 (SQLite)', () => {
   }, 120_000);
 });
 
-// Open (issue 36): at WORKERS=4 on PostgreSQL some batches in flight when every process is killed are answered 503
-// first (5 of about 25 in a run), which this test counts as a problem; not yet diagnosed, so it runs at one worker.
-const openAtWorkers = perProcess('open: batches in flight at the kill are answered 503 at four workers on PostgreSQL, not yet diagnosed');
-
 describeWith('postgres', 'POST /plants/batch under kill -9 (PostgreSQL)', (server) => {
-  openAtWorkers.it('when the process is killed while batches of up to 1,000 creates commit, then after a restart each batch is all there or not at all', async () => {
+  it('when the process is killed while batches of up to 1,000 creates commit, then after a restart each batch is all there or not at all', async () => {
     const database = await createTestDatabase(server);
 
     try {
