@@ -108,18 +108,22 @@ export type MachineCommits = {
 export type MachineLeader = { whenLeading(lead: () => void): () => void };
 
 /**
- * Starts background work at once without a leader (one process, PostgreSQL), or once this worker leads; the
- * returned function stops it, or forgets it when it never started.
+ * Starts background work at once without a leader (one process, PostgreSQL), or once this worker leads. The returned
+ * function forgets the lead and answers what `start` returned when it ran (undefined when it never did), for the
+ * caller to stop as it stops: at once, or awaited within the drain's deadline.
  */
-export function whileLeading(leader: MachineLeader | undefined, start: () => () => void): () => void {
-  if (leader === undefined) return start();
-  let stop: (() => void) | undefined;
+export function whileLeading<T>(leader: MachineLeader | undefined, start: () => T): () => T | undefined {
+  if (leader === undefined) {
+    const started = start();
+    return () => started;
+  }
+  let started: T | undefined;
   const forget = leader.whenLeading(() => {
-    stop = start();
+    started = start();
   });
   return () => {
     forget();
-    stop?.();
+    return started;
   };
 }
 

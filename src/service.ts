@@ -7,7 +7,7 @@
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
 import { StaticTokenStore, startTokenRotation } from './auth';
-import type { BackupSchedule } from './backup/scheduler';
+import type { BackupSchedule, BackupScheduler } from './backup/scheduler';
 import { GENERATED_TOKEN_WARNING, type Config } from './config';
 import { publicListener } from './http/listener';
 import type { CreditChannel } from './http/rate-limit.credits';
@@ -15,7 +15,7 @@ import type { SharedRateLimit } from './http/rate-limit.redis';
 import { optional, Parts, StartError, type Lifecycle, type Part } from './lifecycle';
 import type { Logger } from './logger';
 import type { Metrics, MetricsServer } from './metrics';
-import type { MachineCommits, MachineLeader, MachineSlots, Resource, WriteTurn } from './resource';
+import { whileLeading, type MachineCommits, type MachineLeader, type MachineSlots, type Resource, type WriteTurn } from './resource';
 import { accessOf, RESOURCES } from './resources';
 import { createStore, type Store, type StoreHooks } from './store';
 
@@ -104,20 +104,17 @@ function creditRateLimit(channel: CreditChannel | undefined): Omit<SharedRateLim
 
 // The first backup comes one interval after start (with workers: after this worker took the lead); a backup in
 // progress stops at its next step in the drain.
-function backupScheduler(sqlite: { file: string; schedule: BackupSchedule }, config: Config, logger: Logger, metrics: Metrics | undefined, leader: MachineLeader | undefined): Part {
+function backupScheduler(sqlite: { file: string; schedule: BackupSchedule }, config: Config, logger: Logger, metrics: Metrics | undefined, leader: MachineLeader | undefined): Part<() => BackupScheduler | undefined> {
   const { BackupScheduler } = require('./backup/scheduler') as typeof import('./backup/scheduler');
   const scheduler = new BackupScheduler(sqlite.file, sqlite.schedule, config.databaseBusyTimeoutMs, logger, metrics?.backups);
-  let forget = (): void => undefined;
   return {
     name: 'backups',
-    start: () => {
-      if (leader === undefined) scheduler.start();
-      else forget = leader.whenLeading(() => scheduler.start());
-    },
-    stop: () => {
-      forget();
-      return scheduler.stop();
-    },
+    start: () =>
+      whileLeading(leader, () => {
+        scheduler.start();
+        return scheduler;
+      }),
+    stop: (_deadline, release) => release()?.stop(),
   };
 }
 /* eslint-enable @typescript-eslint/no-require-imports */

@@ -6,7 +6,7 @@
 import type { z } from 'zod';
 import type { JsonSchema } from '../openapi-responses';
 import { whileLeading, type Resource, type ResourceHooks, type ResourceParts } from '../resource';
-import type { ChangeSignal, PlantEventLog } from './plant.events';
+import { pruneEventsEvery, type ChangeSignal, type PlantEventLog } from './plant.events';
 import { acrossWorkers } from './plant.commit-notices';
 import { PlantController } from './plant.controller';
 import { PlantFeed } from './plant.feed';
@@ -33,7 +33,7 @@ const WRITE = 'plants:write';
 export type PlantParts = ResourceParts & { repository: PlantRepository & PlantEventLog };
 
 /** Its routes over one store's repository and feed, and the feed as background work. */
-function partsOver(plants: PlantRepository & PlantEventLog, feed: PlantFeed, keys: IdempotencyKeys, context: { logger: Logger; idempotencyTtlMs?: number; hooks: ResourceHooks }): PlantParts {
+function partsOver(plants: PlantRepository & PlantEventLog, feed: PlantFeed, keys: IdempotencyKeys, context: { logger: Logger; idempotencyTtlMs?: number; hooks: ResourceHooks; events: { retentionMs: number } }): PlantParts {
   const ttlMs = context.idempotencyTtlMs ?? DEFAULT_IDEMPOTENCY_TTL_MS;
   return {
     repository: plants,
@@ -45,8 +45,8 @@ function partsOver(plants: PlantRepository & PlantEventLog, feed: PlantFeed, key
       // Change streams end at once: their clients reconnect to another replica, and none holds the drain.
       { name: 'change feed', start: () => feed.start(), stop: () => feed.stop() },
       // The events and keys tables are the machine's: one worker prunes them (the leader on SQLite across workers).
-      { name: 'change feed prune', start: () => whileLeading(context.hooks.leader, () => feed.startPruning()), stop: (_deadline, stop) => stop() } satisfies Part<() => void>,
-      { name: 'idempotency key prune', start: () => whileLeading(context.hooks.leader, () => pruneExpiredKeys(keys, ttlMs, context.logger)), stop: (_deadline, stop) => stop() } satisfies Part<() => void>,
+      { name: 'change feed prune', start: () => whileLeading(context.hooks.leader, () => pruneEventsEvery(plants, context.events.retentionMs, context.logger)), stop: (_deadline, release) => release()?.() } satisfies Part<() => (() => void) | undefined>,
+      { name: 'idempotency key prune', start: () => whileLeading(context.hooks.leader, () => pruneExpiredKeys(keys, ttlMs, context.logger)), stop: (_deadline, release) => release()?.() } satisfies Part<() => (() => void) | undefined>,
     ],
   };
 }

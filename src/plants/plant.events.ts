@@ -4,8 +4,11 @@
  * below it, on both stores (PostgreSQL: the counter row of migrations/postgres/005, docs/decisions/feed.md).
  */
 
+import type { Logger } from '../logger';
 import { SHARED_TENANT, type TenantKey } from '../tenant';
 import { MEMBER_COLUMNS, plantOfRow, selectMembers, type MemberColumns, type PlantMembers } from './plant.members';
+
+const PRUNE_EVERY_MS = 60_000;
 
 export type ChangeKind = 'created' | 'updated' | 'deleted';
 
@@ -66,13 +69,37 @@ export type PlantEventLog = {
 };
 
 /** Removes the events written before `beforeMs`, a thousand per statement, until none is left or `stop()`; resolves how many. */
-export async function pruneBefore(log: PlantEventLog, beforeMs: number, stop: () => boolean): Promise<number> {
+async function pruneBefore(log: PlantEventLog, beforeMs: number, stop: () => boolean): Promise<number> {
   let removed = 0;
   for (;;) {
     const count = await log.pruneEvents(beforeMs, 1000);
     removed += count;
     if (count < 1000 || stop()) return removed;
   }
+}
+
+/**
+ * Deletes events older than EVENTS_RETENTION now and every minute (every retention, when shorter); the returned
+ * function stops it. Apart from the feed because it runs once per machine (the leader's, on SQLite across workers):
+ * the events table is shared.
+ */
+export function pruneEventsEvery(log: PlantEventLog, retentionMs: number, logger: Logger): () => void {
+  let stopped = false;
+  const prune = () => {
+    pruneBefore(log, Date.now() - retentionMs, () => stopped).then(
+      (removed) => {
+        if (removed > 0) logger.debug({ removed }, 'change feed pruned');
+      },
+      (err: unknown) => logger.debug({ err }, 'change feed cannot prune now'),
+    );
+  };
+  const timer = setInterval(prune, Math.min(PRUNE_EVERY_MS, retentionMs));
+  timer.unref();
+  prune();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
 }
 
 /**

@@ -12,8 +12,6 @@ import type { FeedFilter } from './plant.feed-filter';
 import { deletedPlantJson, plantJson, type PlantFields } from './plant.json';
 
 export type FeedConfig = {
-  /** Events are kept at least this long (EVENTS_RETENTION). */
-  retentionMs: number;
   heartbeatMs: number;
   maxStreams: number;
   /** Frames queued for a stream whose socket is full, at most; one more cuts it off. */

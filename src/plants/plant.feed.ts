@@ -9,7 +9,7 @@
 import type { Logger } from '../logger';
 import type { MachineSlots } from '../resource';
 import { AppError } from '../errors';
-import { pruneBefore, type ChangeEvent, type ChangeSignal, type PlantEventLog } from './plant.events';
+import { type ChangeEvent, type ChangeSignal, type PlantEventLog } from './plant.events';
 import { catchUp, type CatchingUp } from './plant.feed-catch-up';
 import { filterOf, TenantStreams } from './plant.feed-filter';
 import { controlFrame, frameOf, HEARTBEAT, nextTurn, positionFrame, resetOf, Stream, StreamSlots, type FeedConfig, type FeedObserver, type Sink, type StreamStart } from './plant.feed-stream';
@@ -18,7 +18,6 @@ export type { FeedConfig, FeedObserver, Sink, StreamLease, StreamStart } from '.
 
 const PAGE = 500;
 const POLL_MS = 5000;
-const PRUNE_EVERY_MS = 60_000;
 
 export class PlantFeed {
   private head: bigint | undefined;
@@ -43,7 +42,7 @@ export class PlantFeed {
     this.slots = new StreamSlots(config.maxStreams, observer, machine);
   }
 
-  /** Background work, after the listener: wake-ups, the poll, the heartbeat and pruning. */
+  /** Background work, after the listener: wake-ups, the poll and the heartbeat (pruning: pruneEventsEvery). */
   start(): void {
     this.stopped = false;
     this.unsubscribe = this.changes(this.wake);
@@ -53,17 +52,6 @@ export class PlantFeed {
     ];
     for (const timer of this.timers) timer.unref();
     this.wake();
-  }
-
-  /**
-   * Deletes events older than EVENTS_RETENTION now and every interval; the returned function stops it. Apart from
-   * start() because it runs once per machine (the leader's, on SQLite across workers): the events table is shared.
-   */
-  startPruning(): () => void {
-    const timer = setInterval(this.prune, Math.min(PRUNE_EVERY_MS, this.config.retentionMs));
-    timer.unref();
-    this.prune();
-    return () => clearInterval(timer);
   }
 
   /** Ends every stream at once (their clients reconnect elsewhere) and stops the background work. */
@@ -245,14 +233,5 @@ export class PlantFeed {
 
   private readonly heartbeat = (): void => {
     for (const stream of this.streams) if (!stream.blocked) stream.sink.write(HEARTBEAT);
-  };
-
-  private readonly prune = (): void => {
-    pruneBefore(this.log, Date.now() - this.config.retentionMs, () => this.stopped).then(
-      (removed) => {
-        if (removed > 0) this.logger.debug({ removed }, 'change feed pruned');
-      },
-      (err: unknown) => this.logger.debug({ err }, 'change feed cannot prune now'),
-    );
   };
 }

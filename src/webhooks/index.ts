@@ -8,7 +8,7 @@ import type { ChangeOutbox, ChangeOutboxRows } from '../change-outbox';
 import type { TenantsConfig, WebhookConfig } from '../config';
 import type { Db } from '../db/database.sqlite';
 import type { Logger } from '../logger';
-import type { MachineCommits, MachineLeader } from '../resource';
+import { whileLeading, type MachineCommits, type MachineLeader } from '../resource';
 import { urlsOf, WebhookDispatcher } from './dispatcher';
 import { PostgresOutbox } from './outbox.postgres';
 import { SqliteOutbox } from './outbox.sqlite';
@@ -42,29 +42,23 @@ export function createSqliteWebhooks(
   const outbox = new SqliteOutbox(connections.db, connections.writer, urlsOf(config), new Set(config.events));
   const dispatcher = new WebhookDispatcher({ store: outbox, config, logger: options.logger, observer: options.observer, tenants: options.tenants });
   // Only a started dispatcher attempts: a worker that does not lead records its commits' events and sends none.
-  let started = false;
-  outbox.onRecorded = () => {
-    if (started) dispatcher.wake();
-  };
+  let started: WebhookDispatcher | undefined;
+  outbox.onRecorded = () => started?.wake();
   // Another worker's commit: its events are on disk, due now (D9; the poll would find them within 250 ms anyway).
-  const stopHearing = options.commits?.hear((events) => {
-    if (started) dispatcher.wake(events);
-  });
-  let forget = (): void => undefined;
+  const stopHearing = options.commits?.hear((events) => started?.wake(events));
+  let release = (): WebhookDispatcher | undefined => undefined;
   return {
     outbox,
     start: () => {
-      const begin = () => {
-        started = true;
+      release = whileLeading(options.leader, () => {
+        started = dispatcher;
         dispatcher.start();
-      };
-      if (options.leader === undefined) begin();
-      else forget = options.leader.whenLeading(begin);
+        return dispatcher;
+      });
     },
     stop: async (timeoutMs) => {
-      forget();
       stopHearing?.();
-      if (started) await dispatcher.stop(timeoutMs);
+      await release()?.stop(timeoutMs);
       outbox.close();
     },
   };

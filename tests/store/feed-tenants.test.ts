@@ -56,7 +56,7 @@ function feedContract(open: () => Promise<Subject>): void {
   beforeAll(async () => {
     subject = await open();
     // Catch-up pages of two events: a resume crosses several pages, most of them other tenants' events.
-    const feedConfig = { retentionMs: 3_600_000, heartbeatMs: 60_000, maxStreams: 1000, bufferEvents: 2 };
+    const feedConfig = { heartbeatMs: 60_000, maxStreams: 1000, bufferEvents: 2 };
     feed = new PlantFeed(subject.plants, subject.plants.changes, feedConfig, captureLogs().logger);
     feed.start();
   });
