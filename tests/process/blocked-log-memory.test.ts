@@ -20,11 +20,16 @@ const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/pr
  * (past it a line is dropped and counted) plus the one write in flight (maxWrite, 64 KiB). Each line is its own
  * Buffer: a short one's bytes sit in Node's 8 KiB pool slabs (a slab lives while one line in it is held), a long
  * one's in an allocation of its own, and its Uint8Array object on the V8 heap adds about a hundred bytes, under
- * half of the shortest request line. So the lines held cost at most twice LOG_BUFFER_LIMIT; the rest of the allowance is how far two
- * processes under the same traffic drift apart by GC timing alone (their heaps grow and shrink at different moments).
+ * half of the shortest request line. So the lines held cost at most twice LOG_BUFFER_LIMIT. At several workers the
+ * process measured is the supervisor: it alone writes stdout, and holds the workers' relayed chunks under the same limit.
+ *
+ * The rest of the allowance is how far two processes under the same traffic drift apart by GC timing alone: their
+ * peaks sit on a few heap sizes, a step apart. With both twins read (an A/A), six runs differed by up to 28.5 MiB
+ * (docs/decisions/operations.md#the-log); 16 MiB was below that, and CI once failed by it. An unbounded buffer
+ * would hold what was logged while blocked, which the test asserts is many times the allowance.
  */
 const HELD_LINES = 2 * LOG_BUFFER_LIMIT + 64 * 1024;
-const GC_NOISE = 16 * MiB;
+const GC_NOISE = 64 * MiB;
 
 /** The built server with stdout on a FIFO, read or not as the test says, and creates on CONNECTIONS keep-alive connections. */
 async function startUnderTraffic(name: string) {
@@ -114,22 +119,23 @@ describe('memory while stdout is blocked', () => {
     read.peakSinceLast();
     blocked.peakSinceLast();
 
+    const longLinesBefore = blocked.statuses.get(404) ?? 0;
     blocked.block();
     await sleep(BLOCKED_MS);
     const peaks = { read: read.peakSinceLast(), blocked: blocked.peakSinceLast() };
+    const longLinesBlocked = (blocked.statuses.get(404) ?? 0) - longLinesBefore;
     blocked.unblock();
     for (const until = performance.now() + 10_000; !blocked.sawDropped() && performance.now() < until; ) await sleep(100);
     await Promise.all([read.stop(), blocked.stop()]);
-    const longLines = blocked.statuses.get(404) ?? 0;
     process.stdout.write(
       `blocked stdout: peak RSS ${(peaks.read / MiB).toFixed(1)} MiB read, ${(peaks.blocked / MiB).toFixed(1)} MiB blocked; ` +
-        `${blocked.statuses.get(200) ?? 0} creates and ${longLines} long lines on the blocked one\n`,
+        `${blocked.statuses.get(200) ?? 0} creates and ${longLinesBlocked} long lines while blocked\n`,
     );
 
     expect([...read.statuses.keys()].sort()).toEqual([200, 404]);
     expect([...blocked.statuses.keys()].sort()).toEqual([200, 404]);
-    // What the blocked one logged in all, most of it while blocked: more than the allowance, so the bound bites.
-    expect(longLines * LONG_PATH.length).toBeGreaterThan(HELD_LINES + GC_NOISE);
+    // What the blocked one logged while blocked: twice the allowance at least, so a buffer that kept it would break the bound.
+    expect(longLinesBlocked * LONG_PATH.length).toBeGreaterThan(2 * (HELD_LINES + GC_NOISE));
     // The buffer did fill (lines were dropped), so the bound was reached, not merely never approached.
     expect(blocked.sawDropped()).toBe(true);
     expect(peaks.blocked).toBeLessThanOrEqual(peaks.read + HELD_LINES + GC_NOISE);
