@@ -86,3 +86,27 @@ export class Parts {
     }
   }
 }
+
+/**
+ * Runs `run` every `everyMs`, and at once when `now`, never two at a time: a tick that finds the last run still
+ * going is skipped. The returned stop clears the timer and tells a run in progress, through `stopped()`, to end at
+ * its next step. `run` reports its own failures (a rejection would be unhandled); the timer keeps no process alive.
+ */
+export function repeatWithoutOverlap(everyMs: number, run: (stopped: () => boolean) => Promise<unknown>, options: { now?: boolean } = {}): () => void {
+  let stopped = false;
+  let running = false;
+  const tick = () => {
+    if (running || stopped) return;
+    running = true;
+    void run(() => stopped).finally(() => {
+      running = false;
+    });
+  };
+  const timer = setInterval(tick, everyMs);
+  timer.unref();
+  if (options.now === true) tick();
+  return () => {
+    stopped = true;
+    clearInterval(timer);
+  };
+}

@@ -4,6 +4,7 @@
  * below it, on both stores (PostgreSQL: the counter row of migrations/postgres/005, docs/decisions/feed.md).
  */
 
+import { repeatWithoutOverlap } from '../lifecycle';
 import type { Logger } from '../logger';
 import { SHARED_TENANT, type TenantKey } from '../tenant';
 import { MEMBER_COLUMNS, plantOfRow, selectMembers, type MemberColumns, type PlantMembers } from './plant.members';
@@ -79,27 +80,19 @@ async function pruneBefore(log: PlantEventLog, beforeMs: number, stop: () => boo
 }
 
 /**
- * Deletes events older than EVENTS_RETENTION now and every minute (every retention, when shorter); the returned
- * function stops it. Apart from the feed because it runs once per machine (the leader's, on SQLite across workers):
- * the events table is shared.
+ * Deletes events older than EVENTS_RETENTION now and every minute (every retention, when shorter), one round at a
+ * time; the returned function stops it. Apart from the feed because it runs once per machine (the leader's, on
+ * SQLite across workers): the events table is shared.
  */
 export function pruneEventsEvery(log: PlantEventLog, retentionMs: number, logger: Logger): () => void {
-  let stopped = false;
-  const prune = () => {
-    pruneBefore(log, Date.now() - retentionMs, () => stopped).then(
+  const prune = (stopped: () => boolean) =>
+    pruneBefore(log, Date.now() - retentionMs, stopped).then(
       (removed) => {
         if (removed > 0) logger.debug({ removed }, 'change feed pruned');
       },
       (err: unknown) => logger.debug({ err }, 'change feed cannot prune now'),
     );
-  };
-  const timer = setInterval(prune, Math.min(PRUNE_EVERY_MS, retentionMs));
-  timer.unref();
-  prune();
-  return () => {
-    stopped = true;
-    clearInterval(timer);
-  };
+  return repeatWithoutOverlap(Math.min(PRUNE_EVERY_MS, retentionMs), prune, { now: true });
 }
 
 /**

@@ -13,6 +13,7 @@ import { hash } from 'node:crypto';
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { AppError, catalogue } from '../errors';
 import { sendJson } from '../http/output';
+import { repeatWithoutOverlap } from '../lifecycle';
 import type { Logger } from '../logger';
 import type { MachineSlots } from '../resource';
 import { localsOf } from '../request-locals';
@@ -201,17 +202,7 @@ export function replayTakenKey(keys: IdempotencyKeys): ErrorRequestHandler {
 
 /** Deletes expired keys, a bounded batch every interval (at most a minute, at most the TTL), until stopped. */
 export function pruneExpiredKeys(keys: IdempotencyKeys, ttlMs: number, logger: Logger): () => void {
-  let running = false;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = true;
-    keys
-      .prune(Date.now(), 1000)
-      .catch((err: unknown) => logger.debug({ err }, 'pruning expired idempotency keys failed; retrying at the next interval'))
-      .finally(() => {
-        running = false;
-      });
-  }, Math.min(ttlMs, 60_000));
-  timer.unref();
-  return () => clearInterval(timer);
+  const prune = () =>
+    keys.prune(Date.now(), 1000).catch((err: unknown) => logger.debug({ err }, 'pruning expired idempotency keys failed; retrying at the next interval'));
+  return repeatWithoutOverlap(Math.min(ttlMs, 60_000), prune);
 }
