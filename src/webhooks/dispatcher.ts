@@ -1,4 +1,5 @@
 import type { TenantsConfig, WebhookConfig } from '../config';
+import { repeatWithoutOverlap } from '../lifecycle';
 import type { Logger } from '../logger';
 import { deliver, UNREACHABLE, type InFlightAttempt } from './delivery';
 import { lanesOf, type Lane } from './dispatcher.lanes';
@@ -55,6 +56,7 @@ export class WebhookDispatcher {
   private monitor?: ReturnType<typeof eventLoopDelay>;
   private readonly settlements: Settlements;
   private timers: NodeJS.Timeout[] = [];
+  private stopPruning = (): void => undefined;
   private started = false;
   private stopping = false;
   private abandoned = false;
@@ -90,8 +92,9 @@ export class WebhookDispatcher {
     );
     this.timers.push(setInterval(this.poll, this.pollMs), setInterval(() => void this.settlements.flush(), this.settleEveryMs));
     if (this.options.loop === undefined) this.monitor = eventLoopDelay();
-    this.timers.push(setInterval(() => void this.prune(), PRUNE_EVERY_MS), setInterval(this.repace, PACE_EVERY_MS));
-    void this.prune();
+    this.timers.push(setInterval(this.repace, PACE_EVERY_MS));
+    const prune = () => pruneOutbox(store, this.now(), config.retentionHours, logger, () => this.stopping);
+    this.stopPruning = repeatWithoutOverlap(PRUNE_EVERY_MS, prune, { now: true });
     this.wake();
   }
 
@@ -123,6 +126,7 @@ export class WebhookDispatcher {
   async stop(timeoutMs: number): Promise<void> {
     this.stopping = true;
     for (const timer of this.timers) clearInterval(timer);
+    this.stopPruning();
     this.monitor?.stop();
     if (this.inFlight.size > 0) {
       await new Promise<void>((resolve) => {
@@ -244,10 +248,5 @@ export class WebhookDispatcher {
     const settlement = settlementOf(event, at, failure, status, this.options.config.retryScheduleMs, this.random);
     this.settlements.add(settlement);
     if (failure !== undefined) logFailedAttempt(this.options.logger, lane.host, event, settlement, failure, status);
-  }
-
-  private prune(): Promise<void> {
-    const { store, config, logger } = this.options;
-    return pruneOutbox(store, this.now(), config.retentionHours, logger, () => this.stopping);
   }
 }
